@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
+/*
+ * mroce-abi.h - user/kernel ABI of the mroce soft-RDMA driver.
+ *
+ * Shared by drivers/infiniband/sw/mroce (kernel) and userspace_provider
+ * (libmroce-rdmav34.so).  Every structure here has a fixed layout on all
+ * architectures: explicit padding, 64-bit fields naturally aligned.
+ *
+ * Versioning: MROCE_UVERBS_ABI_VERSION is the ib_device's uverbs_abi_ver.
+ * Any incompatible change to a structure or to a ring protocol bumps it;
+ * the provider refuses kernels outside its supported range.
+ */
+#ifndef MROCE_ABI_USER_H
+#define MROCE_ABI_USER_H
+
+#include <linux/types.h>
+
+#define MROCE_UVERBS_ABI_VERSION	1
+
+/*
+ * Read-only sysfs attribute of every mroce ib_device:
+ * /sys/class/infiniband/<ibdev>/mroce_abi_version holds the decimal
+ * MROCE_UVERBS_ABI_VERSION followed by a newline.  The provider's
+ * match_device() claims a device only when this file exists.
+ */
+#define MROCE_SYSFS_ABI_ATTR		"mroce_abi_version"
+
+/*
+ * Shared rings (CQ, SQ, RQ; later SRQ).
+ *
+ * A ring is one mmap()ed, page-aligned area: a struct mroce_ring_ctl at
+ * offset 0, then num_entries slots of entry_size bytes starting at
+ * MROCE_RING_CTL_SIZE.  Indices are free-running 32-bit counters; the slot
+ * of index i is i & (num_entries - 1).  num_entries is a power of two.
+ *
+ * Exactly one side produces and one side consumes:
+ *   CQ: kernel produces CQEs, userspace consumes.
+ *   SQ, RQ: userspace produces WQEs, kernel consumes.
+ * The producer writes the slot, then stores producer with release
+ * semantics; the consumer loads producer with acquire semantics, reads the
+ * slot, then stores consumer with release semantics.
+ *
+ * The kernel never trusts what userspace can write: num_entries and
+ * entry_size are informational copies of the create response, the kernel
+ * keeps its own; a user-written index that claims more than num_entries
+ * outstanding slots is an overrun and is treated as such (CQ overflow
+ * event, or the WQEs are rejected).
+ */
+#define MROCE_RING_CTL_SIZE		256
+
+struct mroce_ring_ctl {
+	__u32 producer;
+	__u32 rsvd0[15];	/* producer and consumer on separate lines */
+	__u32 consumer;
+	__u32 rsvd1[15];
+	__u32 num_entries;
+	__u32 entry_size;
+	__u32 rsvd2[30];
+};
+
+/* Completion opcodes; numerically equal to enum ibv_wc_opcode. */
+enum mroce_wc_opcode {
+	MROCE_WC_SEND			= 0,
+	MROCE_WC_RDMA_WRITE		= 1,
+	MROCE_WC_RDMA_READ		= 2,
+	MROCE_WC_COMP_SWAP		= 3,
+	MROCE_WC_FETCH_ADD		= 4,
+	MROCE_WC_LOCAL_INV		= 6,
+	MROCE_WC_RECV			= 128,
+	MROCE_WC_RECV_RDMA_WITH_IMM	= 129,
+};
+
+/* Completion flags; numerically equal to enum ibv_wc_flags. */
+enum mroce_wc_flags {
+	MROCE_WC_GRH			= 1 << 0,
+	MROCE_WC_WITH_IMM		= 1 << 1,
+	MROCE_WC_WITH_INV		= 1 << 3,
+};
+
+/*
+ * One completion, 64 bytes.  status uses the InfiniBand completion status
+ * numbering (0 = success, as enum ibv_wc_status and enum ib_wc_status).
+ * imm_data is in network byte order, as ibv_wc.imm_data.
+ */
+struct mroce_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;		/* enum mroce_wc_opcode */
+	__u32 vendor_err;
+	__u32 byte_len;
+	__be32 imm_data;	/* or invalidated rkey with MROCE_WC_WITH_INV */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;		/* enum mroce_wc_flags */
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 port_num;
+	__u8 rsvd0;
+	__u32 rsvd1[4];
+};
+
+/* Work request opcodes in a send WQE. */
+enum mroce_wr_opcode {
+	MROCE_WR_RDMA_WRITE		= 0,
+	MROCE_WR_RDMA_WRITE_WITH_IMM	= 1,
+	MROCE_WR_SEND			= 2,
+	MROCE_WR_SEND_WITH_IMM		= 3,
+	MROCE_WR_RDMA_READ		= 4,
+	MROCE_WR_ATOMIC_CMP_AND_SWP	= 5,
+	MROCE_WR_ATOMIC_FETCH_AND_ADD	= 6,
+	MROCE_WR_SEND_WITH_INV		= 8,
+	MROCE_WR_LOCAL_INV		= 9,
+};
+
+/* Send flags in a send WQE; numerically equal to enum ibv_send_flags. */
+enum mroce_send_flags {
+	MROCE_SEND_FENCE		= 1 << 0,
+	MROCE_SEND_SIGNALED		= 1 << 1,
+	MROCE_SEND_SOLICITED		= 1 << 2,
+	MROCE_SEND_INLINE		= 1 << 3,
+};
+
+struct mroce_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/*
+ * Send WQE: a 64-byte header followed by num_sge struct mroce_sge, or by
+ * inline_len bytes of data when MROCE_SEND_INLINE is set.  The slot size
+ * (sq_wqe_size in the create-QP response) bounds both.
+ */
+struct mroce_send_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;		/* enum mroce_wr_opcode */
+	__u32 send_flags;	/* enum mroce_send_flags */
+	__be32 imm_data;	/* or invalidate rkey */
+	__u32 num_sge;
+	__u32 inline_len;
+	__u32 rsvd0;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 rsvd;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 rsvd;
+		} atomic;
+		struct {
+			__u32 ah_num;	/* from the create-AH response */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 rsvd;
+		} ud;
+	} wr;
+};
+
+/* Receive WQE: a 16-byte header followed by num_sge struct mroce_sge. */
+struct mroce_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 rsvd;
+};
+
+/* Response of ibv_get_context (driver part). */
+struct mroce_alloc_ucontext_resp {
+	__u32 abi_version;	/* MROCE_UVERBS_ABI_VERSION */
+	__u32 ring_ctl_size;	/* MROCE_RING_CTL_SIZE */
+	__u32 cqe_size;		/* sizeof(struct mroce_cqe) */
+	__u32 max_inline_data;
+};
+
+/* Response of ibv_create_cq (driver part). */
+struct mroce_create_cq_resp {
+	__aligned_u64 mmap_offset;	/* pass to mmap() on the cmd fd */
+	__aligned_u64 mmap_size;
+	__u32 num_entries;		/* ring slots (>= requested cqe) */
+	__u32 rsvd;
+};
+
+/* Response of ibv_create_qp (driver part). */
+struct mroce_create_qp_resp {
+	__aligned_u64 sq_mmap_offset;
+	__aligned_u64 sq_mmap_size;
+	__aligned_u64 rq_mmap_offset;	/* 0 size when the QP uses an SRQ */
+	__aligned_u64 rq_mmap_size;
+	__u32 qpn;
+	__u32 sq_entries;
+	__u32 sq_wqe_size;
+	__u32 rq_entries;
+	__u32 rq_wqe_size;
+	__u32 rsvd;
+};
+
+/* Response of ibv_create_ah (driver part). */
+struct mroce_create_ah_resp {
+	__u32 ah_num;
+	__u32 rsvd;
+};
+
+#endif /* MROCE_ABI_USER_H */
