@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+#
+# selftests/mroce/lib.sh - helpers for the mroce guest selftests.  Sourced
+# after the testbed's guest library (tools/testbed/guest/lib.sh), which
+# provides the KTAP emitters tb_ok/tb_not_ok/tb_skip and tb_* topology
+# helpers.
+
+MROCE_SRC=${MROCE_SRC:-/mroce}
+MROCE_BUILD=${MROCE_BUILD:-$MROCE_SRC/build}
+MROCE_KO=${MROCE_KO:-$MROCE_SRC/drivers/infiniband/sw/mroce/rdma_mroce.ko}
+MROCE_DEBUGFS=/sys/kernel/debug/mroce
+MROCE_PORT_DEFAULT=4792
+
+# The provider from the build tree, without installing it.
+export RDMAV_DRIVERS=$MROCE_BUILD/userspace_provider/libmroce
+MROCE_VERBS_OBJECTS=$MROCE_BUILD/selftests/mroce_verbs_objects
+
+# check NAME CMD...: one KTAP result from a command's exit status.
+check() {
+	local name=$1
+	shift
+	if "$@"; then
+		tb_ok "$name"
+	else
+		tb_not_ok "$name" "command failed: $*"
+	fi
+}
+
+# check_fails NAME CMD...: the command must fail.
+check_fails() {
+	local name=$1
+	shift
+	if "$@"; then
+		tb_not_ok "$name" "succeeded, must fail: $*"
+	else
+		tb_ok "$name"
+	fi
+}
+
+mroce_loaded() { [ -d /sys/module/rdma_mroce ]; }
+
+# mroce_load [PARAM=VALUE...]: load ib_core & co, then our module.
+mroce_load() {
+	tb_modprobe_rdma >/dev/null 2>&1
+	mroce_loaded && return 0
+	insmod "$MROCE_KO" "$@"
+}
+
+mroce_unload() {
+	mroce_loaded || return 0
+	rmmod rdma_mroce
+}
+
+# mroce_live_objects: print "name value" for every live verbs object count
+# that is not zero (empty output: nothing alive).
+mroce_live_objects() {
+	awk '$2 != 0' "$MROCE_DEBUGFS/objects" 2>/dev/null
+}
+
+# mroce_ibdevs: names of the mroce ib_devices present (by their ABI attribute).
+mroce_ibdevs() {
+	local d
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d/mroce_abi_version" ] && echo "${d##*/}"
+	done
+}
+
+# wait_for CMD...: retry a condition for up to 5 s.
+wait_for() {
+	local i
+	for i in $(seq 50); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ktap_relay PREFIX: re-emit the KTAP results read on stdin as our own
+# results, named "PREFIX: name", and pass diagnostics through.
+ktap_relay() {
+	local prefix=$1 line name seen=0
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*)
+			name=${line#ok }
+			tb_ok "$prefix: ${name#* }"
+			seen=1 ;;
+		"not ok "*)
+			name=${line#not ok }
+			tb_not_ok "$prefix: ${name#* }" "see diagnostics above"
+			seen=1 ;;
+		"#"*) echo "$line" ;;
+		esac
+	done
+	[ $seen = 1 ] || tb_not_ok "$prefix" "no results"
+}

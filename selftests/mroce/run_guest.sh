@@ -1,0 +1,19 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# Runs inside a testbed guest: every selftests/mroce/test_*.sh (or those
+# named as arguments) in order, as one KTAP stream.
+. /mroce/tools/testbed/guest/lib.sh
+here=$(dirname "$0")
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=(test_module.sh test_link.sh test_verbs.sh test_unload_busy.sh)
+echo "KTAP version 1"
+for t in "${tests[@]}"; do
+	echo "# selftests: mroce: $t"
+	bash "$here/$t" || tb_not_ok "$t" "exited with $?"
+done
+if tb_dmesg_check; then
+	tb_ok "kernel log is clean"
+else
+	tb_not_ok "kernel log is clean" "problem report in dmesg"
+fi
+tb_ktap_plan_end
