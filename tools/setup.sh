@@ -44,7 +44,7 @@ apt_update() {
 	# Only refresh the lists when they are missing or older than a day.
 	if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
 		echo "setup: apt-get update" >&2
-		apt-get update -qq >&2
+		apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
 	fi
 	updated=1
 }
@@ -67,13 +67,28 @@ fi
 pkgs+=("linux-image-$kver" "linux-headers-$kver")
 [ -n "${MROCE_SETUP_EXTRA:-}" ] && read -r -a extra <<<"$MROCE_SETUP_EXTRA" && pkgs+=("${extra[@]}")
 
+# checkpatch.pl and its data files, from the linux-source tarball.
+extract_checkpatch() {
+	local src=/usr/src/linux-source-6.1 tarball=/usr/src/linux-source-6.1.tar.xz
+	[ -f "$src/scripts/checkpatch.pl" ] && return
+	[ -f "$tarball" ] || return 0
+	echo "setup: extracting checkpatch.pl from $tarball" >&2
+	tar -C /usr/src -xJf "$tarball" linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	[ "$st" = "install ok installed" ] || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	extract_checkpatch
+	exit 0
+fi
 
 apt_update
 echo "setup: installing ${missing[*]}" >&2
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >&2
+extract_checkpatch

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# mroce top-level Makefile.  `make help` lists the targets.
+#
+# The kernel module is built with Kbuild against KDIR; everything in
+# userspace (provider, tools, tests) with CMake in $(BUILD).
+
+SHELL := /bin/bash
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD ?= $(TOP)/build
+MODDIR := $(TOP)/drivers/infiniband/sw/mroce
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+# Kernel to build against: the running kernel when its headers are
+# installed (a real Debian 12 host), else the newest installed Debian 6.1
+# guest kernel with headers (the QEMU testbed).
+KVER ?= $(shell k=$$(uname -r); if [ -e /lib/modules/$$k/build/Makefile ]; then echo $$k; \
+	else ls -d /lib/modules/6.1.0-*-amd64/build 2>/dev/null | sort -V | tail -1 | cut -d/ -f4; fi)
+KDIR ?= /lib/modules/$(KVER)/build
+
+.PHONY: all help setup module userspace check check-host check-guest demo install uninstall \
+	clean checkpatch bench fuzz
+
+all: module userspace
+
+help:
+	@echo "make            build the kernel module (KVER=$(KVER)) and the userspace parts"
+	@echo "make setup      install missing Debian packages (tools/setup.sh)"
+	@echo "make check      setup + build + every test (host and QEMU guests)"
+	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
+	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so and mroce.driver"
+	@echo "make clean      remove build products"
+
+setup:
+	@$(TOP)/tools/setup.sh
+
+module:
+	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || \
+		{ echo "no kernel headers for '$(KVER)': run 'make setup'" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(MODDIR) CONFIG_RDMA_MROCE=m modules
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+userspace: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+checkpatch:
+	@$(TOP)/tools/checkpatch.sh
+
+check-host: all
+	@$(TOP)/tools/check.sh host
+
+check-guest: all
+	@$(TOP)/tools/check.sh guest
+
+check: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/tools/check.sh all
+
+demo: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/tools/demo.sh
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(MODDIR) CONFIG_RDMA_MROCE=m INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVER)
+	cmake --install $(BUILD)
+
+uninstall:
+	rm -f /lib/modules/$(KVER)/updates/rdma_mroce.ko
+	depmod -a $(KVER)
+	@if [ -f $(BUILD)/install_manifest.txt ]; then xargs rm -fv < $(BUILD)/install_manifest.txt; fi
+
+clean:
+	-@[ -e "$(KDIR)/Makefile" ] && $(MAKE) -C $(KDIR) M=$(MODDIR) clean >/dev/null
+	rm -rf $(BUILD)

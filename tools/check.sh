@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# tools/check.sh - run every test suite and print one summary.
+#
+#   tools/check.sh [all|host|guest]
+#
+# Each suite emits KTAP (or is ctest, whose per-test lines are converted);
+# every top-level "ok"/"not ok" line counts once.  A suite that exits non-zero
+# without reporting a failure counts as one failure of its own.  The last
+# line is "N passed, N failed[, N skipped]".  Logs: build/check/*.log.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-all}
+logs=$top/build/check
+mkdir -p "$logs"
+pass=0
+fail=0
+skip=0
+failed_names=()
+
+# count_ktap LOG SUITE: add the top-level KTAP results of LOG to the totals;
+# sets suite_failed to the number of failures found.
+count_ktap() {
+	local log=$1 suite=$2 p f s
+	p=$(grep -cE '^ok [0-9]+ ' "$log")
+	s=$(grep -E '^ok [0-9]+ ' "$log" | grep -ciE '# *skip')
+	f=$(grep -cE '^not ok [0-9]+ ' "$log")
+	pass=$((pass + p - s))
+	skip=$((skip + s))
+	fail=$((fail + f))
+	while IFS= read -r l; do
+		failed_names+=("$suite: ${l#not ok }")
+	done < <(grep -E '^not ok [0-9]+ ' "$log")
+	suite_failed=$f
+}
+
+# suite NAME CMD...: run a KTAP-emitting command, tee its output to a log.
+suite() {
+	local name=$1 log=$logs/$1.log rc
+	shift
+	echo "== $name: $*"
+	"$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	count_ktap "$log" "$name"
+	if [ "$rc" != 0 ] && [ "$suite_failed" = 0 ]; then
+		fail=$((fail + 1))
+		failed_names+=("$name: exited with status $rc")
+	fi
+}
+
+# ctest_ktap: ctest's per-test result lines as KTAP.
+ctest_ktap() {
+	local rc n=0 line
+	echo "KTAP version 1"
+	ctest --test-dir "$top/build" --output-on-failure --timeout 600 >"$logs/ctest.raw" 2>&1
+	rc=$?
+	sed 's/^/# /' "$logs/ctest.raw" | grep -vE '^# +[0-9]+/[0-9]+ Test +#' 
+	while IFS= read -r line; do
+		n=$((n + 1))
+		name=$(echo "$line" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*/\1/')
+		case "$line" in
+		*" Passed"*) echo "ok $n ctest: $name" ;;
+		*"Not Run"*|*Skipped*) echo "ok $n ctest: $name # SKIP" ;;
+		*) echo "not ok $n ctest: $name" ;;
+		esac
+	done < <(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$logs/ctest.raw")
+	echo "1..$n"
+	return $rc
+}
+
+if [ "$mode" = all ] || [ "$mode" = host ]; then
+	suite ctest ctest_ktap
+	suite checkpatch "$top/tools/checkpatch.sh"
+	if [ -x "$top/tools/fuzz/run.sh" ]; then
+		suite fuzz-short "$top/tools/fuzz/run.sh" "${MROCE_FUZZ_SECONDS:-15}"
+	fi
+fi
+if [ "$mode" = all ] || [ "$mode" = guest ]; then
+	suite testbed "$top/tools/testbed/tb" selftest
+	suite selftests "$top/selftests/run.sh" --out "$logs/guest"
+	if [ -x "$top/selftests/run_pair.sh" ]; then
+		suite selftests-pair "$top/selftests/run_pair.sh" --out "$logs/pair"
+	fi
+fi
+
+echo
+if [ ${#failed_names[@]} -gt 0 ]; then
+	echo "Failures:"
+	printf '  %s\n' "${failed_names[@]}"
+fi
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" = 0 ]
