@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * mroce_core.h - API of the mroce protocol core.
+ *
+ * The core is the whole transport of one reliable connection (one RC QP
+ * pair seen from one side): packet format, per-path SACK scoreboards,
+ * loss detection (RACK, RTO, TLP), path scheduling and steering, per-path
+ * congestion control and message placement/completion tracking.  It never
+ * allocates, never reads a clock and never touches payload memory: the
+ * embedder (kernel module, simulator, tests) owns the memory of struct
+ * mroce_conn, passes time in nanoseconds and performs every copy through
+ * struct mroce_conn_ops callbacks or struct mroce_tx descriptors.
+ *
+ * Context and locking: every mroce_conn_*() call on one connection must be
+ * serialised by the embedder (the kernel module holds the QP's lock;
+ * softirq and process context may both call in, under that lock).
+ * Callbacks run synchronously inside the call that triggered them, with
+ * that lock held: they must not call back into the same connection.
+ * mroce_pkt_*() functions are pure and need no lock.
+ *
+ * API stability: additive changes only (see the commit log).
+ */
+#ifndef MROCE_CORE_H
+#define MROCE_CORE_H
+
+#include "mroce_compat.h"
+#include "../../../../../include/mroce/mroce_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Bounds (compile time).                                              */
+
+#define MROCE_MAX_PATHS		64	/* logical paths per connection */
+#define MROCE_PATH_WND		256	/* PSNs in flight per path (SACK) */
+#define MROCE_MAX_INFLIGHT	4096	/* DSNs in flight per connection */
+#define MROCE_MAX_MSGS		256	/* outstanding messages per direction */
+#define MROCE_MAX_RESP		64	/* READ/ATOMIC responses being sent */
+
+/* ------------------------------------------------------------------ */
+/* Return codes: 0 or a negative enum mroce_err.                        */
+
+enum mroce_err {
+	MROCE_OK		= 0,
+	MROCE_E_SHORT		= -1,	/* buffer shorter than its headers */
+	MROCE_E_VERSION		= -2,	/* unknown wire version */
+	MROCE_E_OPCODE		= -3,	/* unknown opcode */
+	MROCE_E_FLAGS		= -4,	/* flag invalid or inconsistent */
+	MROCE_E_RSVD		= -5,	/* reserved field not zero */
+	MROCE_E_LEN		= -6,	/* payload_len vs datagram length */
+	MROCE_E_PAYLOAD		= -7,	/* payload where none allowed/too big */
+	MROCE_E_BOUNDS		= -8,	/* offset/length outside message */
+	MROCE_E_ICRC		= -9,	/* integrity check failed */
+	MROCE_E_PATH		= -10,	/* path id out of range */
+	MROCE_E_FIELD		= -11,	/* field value invalid (qpn, ...) */
+	MROCE_E_NOSPC		= -12,	/* caller buffer or queue full */
+	MROCE_E_INVAL		= -13,	/* invalid argument */
+	MROCE_E_STATE		= -14,	/* connection in error state */
+	MROCE_E_DUP		= -15,	/* duplicate, dropped harmlessly */
+	MROCE_E_WINDOW		= -16,	/* sequence number outside window */
+	MROCE_E_NOMSG		= -17,	/* response for no such request */
+};
+
+/* Human-readable name of a return code (never NULL). */
+const char *mroce_strerror(int err);
+
+/* ------------------------------------------------------------------ */
+/* Packets.                                                            */
+
+/* Parsed form of the ACK extension. */
+struct mroce_ack {
+	u32 high_psn;
+	u32 cum_psn;
+	u32 ecn_ce;
+	u32 echo_ts;
+	u32 cum_dsn;
+	u32 cmpl_msn;
+	u8 syndrome;		/* enum mroce_syndrome */
+	u8 rnr_timer;
+	u64 sack[MROCE_SACK_WORDS];	/* bit i: PSN high_psn - 1 - i */
+};
+
+/*
+ * A packet in host order.  mroce_pkt_parse() fills it (payload points into
+ * the parsed buffer); mroce_pkt_build() reads it.  Only the extensions of
+ * ext (MROCE_EXT_*) are meaningful.
+ */
+struct mroce_pkt {
+	u8 version;
+	u8 opcode;		/* enum mroce_opcode */
+	u16 flags;		/* MROCE_F_* */
+	u16 path;
+	u16 payload_len;
+	u32 dqpn;
+	u32 psn;
+	u32 dsn;
+	u32 msn;
+	u32 offset;
+	u32 tx_ts;
+	u32 ext;		/* MROCE_EXT_* of this opcode */
+	struct {
+		u64 va;
+		u32 rkey;
+		u32 length;
+	} reth;
+	struct {
+		u32 rq_seq;
+		u32 length;
+	} seth;
+	u32 imm;		/* imm data or rkey to invalidate */
+	u32 rresp_len;		/* RRETH */
+	struct {
+		u64 va;
+		u32 rkey;
+		u64 swap;
+		u64 compare_add;
+	} aeth;
+	u64 atomic_orig;	/* ATKETH */
+	struct mroce_ack ack;
+	const u8 *payload;	/* payload_len bytes; NULL if 0 */
+};
+
+/* Extension mask of an opcode, or 0 for an unknown opcode. */
+u32 mroce_op_ext(u8 opcode);
+/* Header bytes (base + extensions) of an opcode, 0 if unknown. */
+u32 mroce_op_hdr_len(u8 opcode);
+/* True for opcodes that carry data and are tracked by DSN. */
+bool mroce_op_is_data(u8 opcode);
+
+/*
+ * Validate and parse len bytes at buf (base header .. ICRC).
+ * Returns 0 and fills *pkt, or a negative enum mroce_err; on error *pkt is
+ * unspecified.  Never reads outside buf[0..len).
+ */
+int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt);
+
+/*
+ * Write the headers of pkt (base + extensions of pkt->opcode; pkt->ext is
+ * ignored) into buf.  Returns the header length, or MROCE_E_NOSPC /
+ * MROCE_E_OPCODE / MROCE_E_INVAL.  The payload (pkt->payload_len bytes) is
+ * to be placed right after, then mroce_pkt_seal() appends the ICRC.
+ */
+int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt);
+
+/*
+ * Append the ICRC over buf[0..len): writes buf[len..len+4).  Returns the
+ * total length len + 4 or MROCE_E_NOSPC if buflen is too small.
+ */
+int mroce_pkt_seal(u8 *buf, u32 len, u32 buflen);
+
+/*
+ * Headers + payload (pkt->payload, pkt->payload_len bytes) + ICRC.
+ * Returns the total packet length or a negative enum mroce_err.
+ */
+int mroce_pkt_build(u8 *buf, u32 buflen, const struct mroce_pkt *pkt);
+
+/* CRC32c (Castagnoli) with the usual ~0 init and final xor. */
+u32 mroce_crc32c(u32 crc, const u8 *buf, u32 len);
+
+/* ------------------------------------------------------------------ */
+/* Deterministic PRNG (xoshiro-style 64-bit state, splitmix64).         */
+
+struct mroce_prng {
+	u64 s;
+};
+
+void mroce_prng_seed(struct mroce_prng *r, u64 seed);
+u64 mroce_prng_next(struct mroce_prng *r);
+/* Uniform in [0, n), n > 0. */
+u32 mroce_prng_below(struct mroce_prng *r, u32 n);
+
+/* ------------------------------------------------------------------ */
+/* Parameters.                                                         */
+
+struct mroce_params {
+	u32 num_paths;		/* 1..MROCE_MAX_PATHS, default 16 */
+	u32 max_inflight;	/* power of 2, 16..MROCE_MAX_INFLIGHT (1024) */
+	u32 mtu;		/* payload bytes/packet, 256..4096 (4096) */
+	u32 dqpn;		/* peer QPN put in every packet */
+	u16 sport_min;		/* source port entropy range (49152) */
+	u16 sport_max;		/* inclusive (65535) */
+	u64 rto_init_ns;	/* before any RTT sample (1 ms) */
+	u64 rto_min_ns;		/* (200 us) */
+	u64 rto_max_ns;		/* backoff cap (64 ms) */
+	u64 reo_wnd_min_ns;	/* RACK reorder window floor (10 us) */
+	u64 ack_delay_ns;	/* delayed ACK bound (10 us) */
+	u32 ack_every;		/* ACK at least every N packets/path (4) */
+	u32 down_after_rtos;	/* consecutive RTOs -> path down (3) */
+	u32 retry_budget;	/* failed all-paths-down probe rounds (7) */
+	u64 probe_ns;		/* probe interval of a down path (1 ms) */
+	u64 steer_ns;		/* steering evaluation period (1 ms) */
+	u32 steer_factor_pct;	/* outlier if metric > pct% of median (300) */
+	u64 target_qdelay_ns;	/* CC: tolerated queueing delay (25 us) */
+	u32 cwnd_init;		/* CC: initial window, bytes (16 * mtu) */
+	u32 cwnd_min;		/* CC: floor, bytes (mtu / 4 ... mtu) */
+	u32 cwnd_max;		/* CC: cap, bytes (MROCE_PATH_WND * mtu) */
+	u64 seed;		/* PRNG seed */
+};
+
+/* Fill p with the defaults above (dqpn 0, seed 1). */
+void mroce_params_default(struct mroce_params *p);
+
+/* ------------------------------------------------------------------ */
+/* Work requests and callbacks.                                        */
+
+enum mroce_wr_op {
+	MROCE_WOP_SEND,
+	MROCE_WOP_SEND_IMM,
+	MROCE_WOP_SEND_INV,
+	MROCE_WOP_WRITE,
+	MROCE_WOP_WRITE_IMM,
+	MROCE_WOP_READ,
+	MROCE_WOP_CMP_SWAP,
+	MROCE_WOP_FETCH_ADD,
+};
+
+struct mroce_wr {
+	u64 cookie;		/* returned in the completion (wr_id, ...) */
+	u32 op;			/* enum mroce_wr_op */
+	u32 length;		/* bytes; 8 for atomics */
+	u64 remote_va;		/* WRITE*, READ, atomics */
+	u32 rkey;
+	u32 imm;		/* SEND_IMM/WRITE_IMM imm, SEND_INV rkey */
+	u64 swap;		/* CMP_SWAP */
+	u64 compare_add;	/* CMP_SWAP compare, FETCH_ADD addend */
+	bool solicited;
+};
+
+/* Completion status; numerically equal to enum ib_wc_status. */
+enum mroce_status {
+	MROCE_ST_SUCCESS	= 0,
+	MROCE_ST_REM_INV_REQ	= 9,
+	MROCE_ST_REM_ACCESS	= 10,
+	MROCE_ST_REM_OP		= 11,
+	MROCE_ST_RETRY_EXC	= 12,
+	MROCE_ST_RNR_RETRY_EXC	= 13,
+	MROCE_ST_WR_FLUSH	= 5,
+};
+
+/* What a placement callback is asked to do. */
+enum mroce_place_kind {
+	MROCE_PLACE_SEND,	/* into receive WQE rq_seq at offset */
+	MROCE_PLACE_WRITE,	/* at remote_va + offset (rkey checked) */
+	MROCE_PLACE_READ_RESP,	/* into local READ WR msn at offset */
+};
+
+struct mroce_place {
+	u32 kind;		/* enum mroce_place_kind */
+	u32 msn;
+	u32 rq_seq;		/* SEND, WRITE_IMM */
+	u32 offset;		/* in the message */
+	u32 msg_len;		/* total message length */
+	u64 va;			/* WRITE: reth.va (add offset) */
+	u32 rkey;
+	u64 cookie;		/* READ_RESP: the WR's cookie */
+	const u8 *data;
+	u32 len;
+	bool first;		/* SEND: first packet (WQE size check) */
+};
+
+enum mroce_cqe_kind {
+	MROCE_CQE_REQ,		/* one of our WRs completed */
+	MROCE_CQE_RECV,		/* a receive WQE completed */
+};
+
+struct mroce_completion {
+	u32 kind;		/* enum mroce_cqe_kind */
+	u32 status;		/* enum mroce_status */
+	u32 op;			/* REQ: enum mroce_wr_op; RECV: opcode */
+	u32 msn;
+	u64 cookie;		/* REQ */
+	u32 rq_seq;		/* RECV */
+	u32 byte_len;
+	u32 imm;		/* RECV with imm/inv */
+	bool with_imm;
+	bool with_inv;
+	bool solicited;
+	u64 atomic_orig;	/* REQ atomics */
+};
+
+/*
+ * Embedder callbacks.  Return 0 or a negative enum mroce_syndrome
+ * (-MROCE_SYN_RNR, -MROCE_SYN_REM_ACCESS, ...) from place/read/atomic to
+ * make the core NAK the request.  ctx is mroce_conn.ctx.
+ */
+struct mroce_conn_ops {
+	int (*place)(void *ctx, const struct mroce_place *pl);
+	/* READ_REQ about to be served: check rkey/bounds only. */
+	int (*read_check)(void *ctx, u64 va, u32 rkey, u32 len);
+	/* Execute an atomic (op = MROCE_WOP_CMP_SWAP/FETCH_ADD). */
+	int (*atomic)(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
+		      u64 compare_add, u64 *orig);
+	void (*complete)(void *ctx, const struct mroce_completion *c);
+};
+
+/* ------------------------------------------------------------------ */
+/* Transmit descriptors.                                               */
+
+enum mroce_src {
+	MROCE_SRC_NONE,		/* no payload (ACK, PROBE, READ_REQ, ...) */
+	MROCE_SRC_WR,		/* our WR cookie's data at offset */
+	MROCE_SRC_LOCAL_MEM,	/* READ response: local va (rkey) */
+};
+
+/*
+ * One packet to send: build pkt with mroce_pkt_build*() filling
+ * payload_len bytes from src, send to the peer from UDP source port sport.
+ */
+struct mroce_tx {
+	struct mroce_pkt pkt;
+	u16 sport;
+	u32 src;		/* enum mroce_src */
+	u64 cookie;		/* SRC_WR: the WR cookie */
+	u32 src_offset;		/* SRC_WR: offset in the WR's data */
+	u64 src_va;		/* SRC_LOCAL_MEM: address (offset included) */
+	u32 src_rkey;
+};
+
+/* ------------------------------------------------------------------ */
+/* Connection state (opaque to embedders; fixed size).                 */
+
+enum mroce_path_state {
+	MROCE_PATH_UP,
+	MROCE_PATH_DOWN,
+};
+
+/* Per-PSN record of a path's send window. */
+struct mroce_psn_ent {
+	u64 sent_ns;
+	u32 dsn;
+	u16 len;
+	u8 live;		/* sent, not yet delivered/lost */
+	u8 tlp;
+};
+
+/* Per-path telemetry, also exported by mroce_conn_path_stats(). */
+struct mroce_path_stats {
+	u32 state;		/* enum mroce_path_state */
+	u16 sport;
+	u64 srtt_ns;
+	u64 min_rtt_ns;
+	u64 rttvar_ns;
+	u32 ecn_frac_ppm;	/* EWMA of CE fraction, parts per million */
+	u32 loss_frac_ppm;	/* EWMA of loss fraction */
+	u32 cwnd;		/* bytes */
+	u32 inflight;		/* bytes */
+	u64 tx_pkts;
+	u64 tx_bytes;
+	u64 delivered_pkts;
+	u64 lost_pkts;
+	u64 retx_pkts;
+	u64 rtos;
+	u64 tlps;
+	u64 steers;
+	u64 downs;
+};
+
+struct mroce_path {
+	struct mroce_path_stats st;
+	/* sender side */
+	u32 snd_una;		/* oldest live PSN (or snd_nxt) */
+	u32 snd_nxt;
+	u64 rack_xmit_ns;	/* newest send time of a delivered packet */
+	u64 last_ack_ns;
+	u64 last_send_ns;
+	u32 backoff;		/* RTO multiplier exponent */
+	u32 consec_rto;
+	u32 ecn_ce_seen;	/* last echoed CE count */
+	bool ecn_valid;
+	bool tlp_out;
+	bool probe_out;
+	u64 probe_due_ns;
+	u64 cc_cut_ns;		/* last multiplicative decrease */
+	u32 cc_alpha_ppm;	/* DCQCN-style ECN estimate */
+	struct mroce_psn_ent win[MROCE_PATH_WND];
+	/* receiver side */
+	u32 rcv_high;		/* highest PSN received + 1 */
+	u64 rcv_map[MROCE_SACK_WORDS];	/* bit i: rcv_high - 1 - i */
+	u32 rcv_ce;
+	u32 rcv_unacked;
+	bool ack_pending;
+	bool ack_now;
+	u64 ack_due_ns;
+	u32 trig_psn, trig_dsn, trig_msn, trig_ts;
+};
+
+/* Sender record of one DSN. */
+struct mroce_dsn_ent {
+	u32 dsn;
+	u32 msn;
+	u32 offset;
+	u16 len;
+	u8 state;		/* enum mroce_dsn_state (mroce_conn.c) */
+	u8 resp;		/* 1: response packet (resp_slot) */
+	u8 resp_slot;
+	u8 queued;
+	u16 flags;		/* FIRST/LAST/SOLICITED/ACKREQ */
+	u64 rnr_until_ns;
+};
+
+/* Requester-side message (our WR). */
+struct mroce_smsg {
+	struct mroce_wr wr;
+	u32 msn;
+	u32 rq_seq;
+	u32 next_off;		/* bytes segmented so far */
+	u32 pkts;		/* packets in the message */
+	u32 pkts_acked;
+	u32 resp_done;		/* READ bytes placed / atomic received */
+	u64 atomic_orig;
+	u8 segmented;
+	u8 done;
+	u8 status;
+	u8 in_use;
+};
+
+/* Responder-side message (peer's request). */
+struct mroce_rmsg {
+	u32 msn;
+	u8 in_use;
+	u8 opcode;
+	u8 have_len;
+	u8 done;
+	u16 flags;		/* SOLICITED seen */
+	u32 total;
+	u32 placed;
+	u32 rq_seq;
+	u32 imm;
+	u64 va;
+	u32 rkey;
+	u64 swap;
+	u64 compare_add;
+};
+
+/* Response being sent (READ data, ATOMIC result): the responder cache. */
+struct mroce_resp {
+	u8 in_use;
+	u8 opcode;		/* READ_RESP or ATOMIC_RESP */
+	u32 msn;		/* requester's MSN */
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u32 next_off;
+	u32 pkts;
+	u32 pkts_acked;
+	u64 orig;
+};
+
+struct mroce_conn_stats {
+	u64 tx_data, tx_acks, tx_probes, tx_retx;
+	u64 rx_data, rx_acks, rx_dup, rx_drop;
+	u64 nak_tx, nak_rx;
+	u64 completions;
+};
+
+enum mroce_conn_state {
+	MROCE_CONN_OK,
+	MROCE_CONN_ERROR,
+};
+
+struct mroce_conn {
+	struct mroce_params p;
+	const struct mroce_conn_ops *ops;
+	void *ctx;
+	struct mroce_prng rng;
+	u32 state;		/* enum mroce_conn_state */
+	u32 err_status;		/* enum mroce_status once in error */
+	u64 now_ns;		/* time of the latest call */
+
+	/* sender */
+	u32 snd_dsn_una, snd_dsn_nxt;
+	struct mroce_dsn_ent dsn[MROCE_MAX_INFLIGHT];
+	u32 retxq[MROCE_MAX_INFLIGHT];
+	u32 retxq_head, retxq_len;
+	u32 msn_una, msn_seg, msn_nxt;	/* our messages */
+	u32 rq_seq_nxt;
+	struct mroce_smsg smsg[MROCE_MAX_MSGS];
+	struct mroce_resp resp[MROCE_MAX_RESP];
+	u32 resp_head, resp_len;	/* FIFO of resp slots in MSN order */
+	u32 resp_seg;			/* responses fully segmented */
+	u64 rnr_until_ns;
+	u32 down_rounds;
+	u64 all_down_since_ns;
+	u64 next_steer_ns;
+	u32 sched_rr;
+
+	/* receiver */
+	u32 rcv_dsn_cum;
+	u64 rcv_dsn_map[MROCE_MAX_INFLIGHT / 64];
+	u32 rcv_msn_cum;
+	struct mroce_rmsg rmsg[MROCE_MAX_MSGS];
+	bool nak_pending;
+	u8 nak_syn;
+	u16 nak_path;
+	u32 nak_psn, nak_dsn, nak_msn;
+
+	struct mroce_path path[MROCE_MAX_PATHS];
+	struct mroce_conn_stats st;
+};
+
+/* ------------------------------------------------------------------ */
+/* Connection API.                                                     */
+
+/*
+ * Initialise c (any memory of sizeof(*c), ~550 KiB: use kvzalloc in the
+ * kernel) with validated parameters.  Returns 0 or MROCE_E_INVAL.
+ */
+int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
+		    const struct mroce_conn_ops *ops, void *ctx, u64 now_ns);
+
+/* Queue a WR.  Returns 0, MROCE_E_NOSPC (queue full), MROCE_E_INVAL or
+ * MROCE_E_STATE.
+ */
+int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
+		    u64 now_ns);
+
+/*
+ * Receive one parsed packet.  ce: the IP header carried ECN CE.
+ * Returns 0 (accepted or harmlessly dropped duplicate: MROCE_E_DUP) or a
+ * negative enum mroce_err when the packet was dropped.
+ */
+int mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		  bool ce, u64 now_ns);
+
+/*
+ * Next packet to transmit.  Returns 1 and fills *tx, or 0 when nothing
+ * may be sent now (then wait for rx, post or the timer).
+ */
+int mroce_conn_tx(struct mroce_conn *c, u64 now_ns, struct mroce_tx *tx);
+
+/* Earliest time mroce_conn_timer() has work, U64_MAX if none. */
+u64 mroce_conn_next_timer(const struct mroce_conn *c);
+
+/* Run due timers (RACK, RTO, TLP, delayed ACK, probes, steering). */
+void mroce_conn_timer(struct mroce_conn *c, u64 now_ns);
+
+/*
+ * Move to error: every outstanding WR completes with status (FLUSH when
+ * status is 0) and nothing more is sent.
+ */
+void mroce_conn_set_error(struct mroce_conn *c, u32 status);
+
+/* True when every posted WR completed and nothing is in flight. */
+bool mroce_conn_idle(const struct mroce_conn *c);
+
+/* Copy per-path telemetry. Returns MROCE_E_INVAL for a bad index. */
+int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
+			  struct mroce_path_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MROCE_CORE_H */

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * mroce_pkt.c - packet parser and builder.
+ *
+ * The parser trusts nothing: every length, every reserved bit, the
+ * opcode/extension/flag consistency and the offset/length bounds are
+ * checked before anything is reported to the caller.  It never reads
+ * outside the buffer it is given and keeps no state (any context).
+ */
+#include "mroce_core.h"
+
+/* Sizes of the on-wire structures: layout is fixed by the spec. */
+static inline void mroce_pkt_size_checks(void)
+{
+	BUILD_BUG_ON(sizeof(struct mroce_bth) != MROCE_BTH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_reth) != MROCE_RETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_seth) != MROCE_SETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_imeth) != MROCE_IMETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_rreth) != MROCE_RRETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_aeth) != MROCE_AETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_atketh) != MROCE_ATKETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_acketh) != MROCE_ACKETH_SIZE);
+	BUILD_BUG_ON(MROCE_SACK_BITS != MROCE_PATH_WND);
+}
+
+/* Payload rules. */
+#define MROCE_PL_NONE	0	/* payload_len must be 0 */
+#define MROCE_PL_DATA	1	/* 0..MROCE_MAX_PAYLOAD, bounded by total */
+
+struct mroce_op_desc {
+	u8 valid;
+	u8 payload;
+	u16 flags_ok;		/* flags permitted for the opcode */
+	u32 ext;
+};
+
+#define MROCE_DATA_FLAGS	(MROCE_F_ACKREQ | MROCE_F_FIRST | MROCE_F_LAST | \
+				 MROCE_F_SOLICITED | MROCE_F_RETX | MROCE_F_TLP)
+#define MROCE_REQ_FLAGS		(MROCE_F_ACKREQ | MROCE_F_FIRST | MROCE_F_LAST | \
+				 MROCE_F_RETX | MROCE_F_TLP)
+
+static const struct mroce_op_desc mroce_ops[MROCE_OP_PROBE + 1] = {
+	[MROCE_OP_SEND] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
+			    MROCE_EXT_SETH },
+	[MROCE_OP_SEND_IMM] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
+				MROCE_EXT_SETH | MROCE_EXT_IMETH },
+	[MROCE_OP_SEND_INV] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
+				MROCE_EXT_SETH | MROCE_EXT_IMETH },
+	[MROCE_OP_WRITE] = { 1, MROCE_PL_DATA, MROCE_REQ_FLAGS,
+			     MROCE_EXT_RETH },
+	[MROCE_OP_WRITE_IMM] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
+				 MROCE_EXT_RETH | MROCE_EXT_SETH |
+				 MROCE_EXT_IMETH },
+	[MROCE_OP_READ_REQ] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
+				MROCE_EXT_RETH },
+	[MROCE_OP_READ_RESP] = { 1, MROCE_PL_DATA, MROCE_REQ_FLAGS,
+				 MROCE_EXT_RRETH },
+	[MROCE_OP_CMP_SWAP] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
+				MROCE_EXT_AETH },
+	[MROCE_OP_FETCH_ADD] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
+				 MROCE_EXT_AETH },
+	[MROCE_OP_ATOMIC_RESP] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
+				   MROCE_EXT_ATKETH },
+	[MROCE_OP_ACK] = { 1, MROCE_PL_NONE, 0, MROCE_EXT_ACKETH },
+	[MROCE_OP_PROBE] = { 1, MROCE_PL_NONE, MROCE_F_ACKREQ, 0 },
+};
+
+static const struct mroce_op_desc *mroce_op(u8 opcode)
+{
+	if (opcode >= ARRAY_SIZE(mroce_ops) || !mroce_ops[opcode].valid)
+		return NULL;
+	return &mroce_ops[opcode];
+}
+
+u32 mroce_op_ext(u8 opcode)
+{
+	const struct mroce_op_desc *d = mroce_op(opcode);
+
+	return d ? d->ext : 0;
+}
+
+static u32 mroce_ext_len(u32 ext)
+{
+	u32 n = 0;
+
+	if (ext & MROCE_EXT_RETH)
+		n += MROCE_RETH_SIZE;
+	if (ext & MROCE_EXT_SETH)
+		n += MROCE_SETH_SIZE;
+	if (ext & MROCE_EXT_IMETH)
+		n += MROCE_IMETH_SIZE;
+	if (ext & MROCE_EXT_RRETH)
+		n += MROCE_RRETH_SIZE;
+	if (ext & MROCE_EXT_AETH)
+		n += MROCE_AETH_SIZE;
+	if (ext & MROCE_EXT_ATKETH)
+		n += MROCE_ATKETH_SIZE;
+	if (ext & MROCE_EXT_ACKETH)
+		n += MROCE_ACKETH_SIZE;
+	return n;
+}
+
+u32 mroce_op_hdr_len(u8 opcode)
+{
+	const struct mroce_op_desc *d = mroce_op(opcode);
+
+	return d ? MROCE_BTH_SIZE + mroce_ext_len(d->ext) : 0;
+}
+
+bool mroce_op_is_data(u8 opcode)
+{
+	return mroce_op(opcode) && opcode != MROCE_OP_ACK &&
+	       opcode != MROCE_OP_PROBE;
+}
+
+static const char * const mroce_err_names[] = {
+	"ok", "short buffer", "bad version", "unknown opcode", "bad flags",
+	"reserved field not zero", "payload length mismatch",
+	"payload not allowed or too large", "offset/length out of bounds",
+	"ICRC mismatch", "path out of range", "invalid field",
+	"no space", "invalid argument", "connection in error",
+	"duplicate", "outside window", "no such message",
+};
+
+const char *mroce_strerror(int err)
+{
+	u32 i = err <= 0 ? (u32)-err : ~0U;
+
+	if (i < ARRAY_SIZE(mroce_err_names))
+		return mroce_err_names[i];
+	return "unknown error";
+}
+
+/* Message total length of a data packet with extensions already parsed. */
+static int mroce_pkt_total(const struct mroce_pkt *pkt, u32 *total)
+{
+	switch (pkt->opcode) {
+	case MROCE_OP_SEND:
+	case MROCE_OP_SEND_IMM:
+	case MROCE_OP_SEND_INV:
+		*total = pkt->seth.length;
+		return 0;
+	case MROCE_OP_WRITE:
+		*total = pkt->reth.length;
+		return 0;
+	case MROCE_OP_WRITE_IMM:
+		if (pkt->reth.length != pkt->seth.length)
+			return MROCE_E_FIELD;
+		*total = pkt->reth.length;
+		return 0;
+	case MROCE_OP_READ_RESP:
+		*total = pkt->rresp_len;
+		return 0;
+	default:
+		/* single packet requests/responses: no payload */
+		*total = 0;
+		return 0;
+	}
+}
+
+static int mroce_parse_ack(const u8 *p, struct mroce_ack *a)
+{
+	u32 i, dist;
+
+	a->high_psn = mroce_get_be32(p + 0);
+	a->cum_psn = mroce_get_be32(p + 4);
+	a->ecn_ce = mroce_get_be32(p + 8);
+	a->echo_ts = mroce_get_be32(p + 12);
+	a->cum_dsn = mroce_get_be32(p + 16);
+	a->cmpl_msn = mroce_get_be32(p + 20);
+	a->syndrome = p[24];
+	a->rnr_timer = p[25];
+	if (mroce_get_be16(p + 26) || mroce_get_be32(p + 28))
+		return MROCE_E_RSVD;
+	if (a->syndrome > MROCE_SYN_MAX)
+		return MROCE_E_FIELD;
+	if (a->rnr_timer && a->syndrome != MROCE_SYN_RNR)
+		return MROCE_E_FIELD;
+	for (i = 0; i < MROCE_SACK_WORDS; i++) {
+		u64 w = 0;
+		int b;
+
+		for (b = 7; b >= 0; b--)
+			w = (w << 8) | p[32 + i * 8 + b];
+		a->sack[i] = w;
+	}
+	/* cum_psn lies in the window [high - 256, high]. */
+	dist = a->high_psn - a->cum_psn;
+	if (dist > MROCE_SACK_BITS)
+		return MROCE_E_FIELD;
+	/* cum_psn itself is by definition missing when below high. */
+	if (dist && (a->sack[(dist - 1) / 64] >> ((dist - 1) % 64) & 1))
+		return MROCE_E_FIELD;
+	return 0;
+}
+
+int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
+{
+	const struct mroce_op_desc *d;
+	const u8 *p;
+	u32 hdr, total, crc;
+	int ret;
+
+	mroce_pkt_size_checks();
+	if (!buf || len < MROCE_MIN_PKT)
+		return MROCE_E_SHORT;
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->version = buf[0];
+	pkt->opcode = buf[1];
+	pkt->flags = mroce_get_be16(buf + 2);
+	pkt->path = mroce_get_be16(buf + 4);
+	pkt->payload_len = mroce_get_be16(buf + 6);
+	pkt->dqpn = mroce_get_be32(buf + 8);
+	pkt->psn = mroce_get_be32(buf + 12);
+	pkt->dsn = mroce_get_be32(buf + 16);
+	pkt->msn = mroce_get_be32(buf + 20);
+	pkt->offset = mroce_get_be32(buf + 24);
+	pkt->tx_ts = mroce_get_be32(buf + 28);
+
+	if (pkt->version != MROCE_WIRE_VERSION)
+		return MROCE_E_VERSION;
+	d = mroce_op(pkt->opcode);
+	if (!d)
+		return MROCE_E_OPCODE;
+	pkt->ext = d->ext;
+	hdr = MROCE_BTH_SIZE + mroce_ext_len(d->ext);
+	if (len < hdr + MROCE_ICRC_SIZE)
+		return MROCE_E_SHORT;
+	if (pkt->payload_len != len - hdr - MROCE_ICRC_SIZE)
+		return MROCE_E_LEN;
+	crc = mroce_crc32c(0, buf, len - MROCE_ICRC_SIZE);
+	if (crc != mroce_get_be32(buf + len - MROCE_ICRC_SIZE))
+		return MROCE_E_ICRC;
+
+	if (pkt->flags & ~MROCE_F_VALID_MASK)
+		return MROCE_E_FLAGS;
+	if (pkt->flags & ~d->flags_ok)
+		return MROCE_E_FLAGS;
+	if (pkt->path >= MROCE_WIRE_MAX_PATHS)
+		return MROCE_E_PATH;
+	if (pkt->dqpn & ~MROCE_QPN_MASK)
+		return MROCE_E_FIELD;
+	if (pkt->payload_len > MROCE_MAX_PAYLOAD)
+		return MROCE_E_PAYLOAD;
+	if (d->payload == MROCE_PL_NONE && pkt->payload_len)
+		return MROCE_E_PAYLOAD;
+
+	p = buf + MROCE_BTH_SIZE;
+	if (d->ext & MROCE_EXT_RETH) {
+		pkt->reth.va = mroce_get_be64(p);
+		pkt->reth.rkey = mroce_get_be32(p + 8);
+		pkt->reth.length = mroce_get_be32(p + 12);
+		p += MROCE_RETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_SETH) {
+		pkt->seth.rq_seq = mroce_get_be32(p);
+		pkt->seth.length = mroce_get_be32(p + 4);
+		p += MROCE_SETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_IMETH) {
+		pkt->imm = mroce_get_be32(p);
+		p += MROCE_IMETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_RRETH) {
+		pkt->rresp_len = mroce_get_be32(p);
+		if (mroce_get_be32(p + 4))
+			return MROCE_E_RSVD;
+		p += MROCE_RRETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_AETH) {
+		pkt->aeth.va = mroce_get_be64(p);
+		pkt->aeth.rkey = mroce_get_be32(p + 8);
+		if (mroce_get_be32(p + 12))
+			return MROCE_E_RSVD;
+		pkt->aeth.swap = mroce_get_be64(p + 16);
+		pkt->aeth.compare_add = mroce_get_be64(p + 24);
+		if (pkt->aeth.va & 7)
+			return MROCE_E_FIELD;
+		if (pkt->opcode == MROCE_OP_FETCH_ADD && pkt->aeth.swap)
+			return MROCE_E_RSVD;
+		p += MROCE_AETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_ATKETH) {
+		pkt->atomic_orig = mroce_get_be64(p);
+		p += MROCE_ATKETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_ACKETH) {
+		ret = mroce_parse_ack(p, &pkt->ack);
+		if (ret)
+			return ret;
+		p += MROCE_ACKETH_SIZE;
+	}
+	pkt->payload = pkt->payload_len ? p : NULL;
+
+	if (!mroce_op_is_data(pkt->opcode)) {
+		/* ACK/PROBE: no message position */
+		if (pkt->offset)
+			return MROCE_E_RSVD;
+		return 0;
+	}
+
+	ret = mroce_pkt_total(pkt, &total);
+	if (ret)
+		return ret;
+	if (d->payload == MROCE_PL_NONE) {
+		/* single-packet request or response */
+		if (pkt->offset)
+			return MROCE_E_BOUNDS;
+		if ((pkt->flags & (MROCE_F_FIRST | MROCE_F_LAST)) !=
+		    (MROCE_F_FIRST | MROCE_F_LAST))
+			return MROCE_E_FLAGS;
+		if (pkt->opcode == MROCE_OP_READ_REQ &&
+		    pkt->reth.length > MROCE_MAX_MSG_LEN)
+			return MROCE_E_FIELD;
+		return 0;
+	}
+	if (total > MROCE_MAX_MSG_LEN)
+		return MROCE_E_FIELD;
+	if ((u64)pkt->offset + pkt->payload_len > total)
+		return MROCE_E_BOUNDS;
+	if (!pkt->payload_len && pkt->offset != total)
+		return MROCE_E_PAYLOAD;	/* empty packet must be the last */
+	if (!!(pkt->flags & MROCE_F_FIRST) != (pkt->offset == 0))
+		return MROCE_E_FLAGS;
+	if (!!(pkt->flags & MROCE_F_LAST) !=
+	    (pkt->offset + pkt->payload_len == total))
+		return MROCE_E_FLAGS;
+	return 0;
+}
+
+static void mroce_build_ack(u8 *p, const struct mroce_ack *a)
+{
+	u32 i, b;
+
+	mroce_put_be32(p + 0, a->high_psn);
+	mroce_put_be32(p + 4, a->cum_psn);
+	mroce_put_be32(p + 8, a->ecn_ce);
+	mroce_put_be32(p + 12, a->echo_ts);
+	mroce_put_be32(p + 16, a->cum_dsn);
+	mroce_put_be32(p + 20, a->cmpl_msn);
+	p[24] = a->syndrome;
+	p[25] = a->rnr_timer;
+	memset(p + 26, 0, 6);
+	for (i = 0; i < MROCE_SACK_WORDS; i++)
+		for (b = 0; b < 8; b++)
+			p[32 + i * 8 + b] = (u8)(a->sack[i] >> (8 * b));
+}
+
+int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
+{
+	const struct mroce_op_desc *d = mroce_op(pkt->opcode);
+	u32 hdr;
+	u8 *p;
+
+	if (!d)
+		return MROCE_E_OPCODE;
+	if (pkt->path >= MROCE_WIRE_MAX_PATHS ||
+	    pkt->dqpn & ~MROCE_QPN_MASK ||
+	    pkt->flags & ~MROCE_F_VALID_MASK ||
+	    pkt->payload_len > MROCE_MAX_PAYLOAD)
+		return MROCE_E_INVAL;
+	hdr = MROCE_BTH_SIZE + mroce_ext_len(d->ext);
+	if (!buf || buflen < hdr)
+		return MROCE_E_NOSPC;
+
+	buf[0] = MROCE_WIRE_VERSION;
+	buf[1] = pkt->opcode;
+	mroce_put_be16(buf + 2, pkt->flags);
+	mroce_put_be16(buf + 4, pkt->path);
+	mroce_put_be16(buf + 6, pkt->payload_len);
+	mroce_put_be32(buf + 8, pkt->dqpn);
+	mroce_put_be32(buf + 12, pkt->psn);
+	mroce_put_be32(buf + 16, pkt->dsn);
+	mroce_put_be32(buf + 20, pkt->msn);
+	mroce_put_be32(buf + 24, pkt->offset);
+	mroce_put_be32(buf + 28, pkt->tx_ts);
+	p = buf + MROCE_BTH_SIZE;
+	if (d->ext & MROCE_EXT_RETH) {
+		mroce_put_be64(p, pkt->reth.va);
+		mroce_put_be32(p + 8, pkt->reth.rkey);
+		mroce_put_be32(p + 12, pkt->reth.length);
+		p += MROCE_RETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_SETH) {
+		mroce_put_be32(p, pkt->seth.rq_seq);
+		mroce_put_be32(p + 4, pkt->seth.length);
+		p += MROCE_SETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_IMETH) {
+		mroce_put_be32(p, pkt->imm);
+		p += MROCE_IMETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_RRETH) {
+		mroce_put_be32(p, pkt->rresp_len);
+		mroce_put_be32(p + 4, 0);
+		p += MROCE_RRETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_AETH) {
+		mroce_put_be64(p, pkt->aeth.va);
+		mroce_put_be32(p + 8, pkt->aeth.rkey);
+		mroce_put_be32(p + 12, 0);
+		mroce_put_be64(p + 16, pkt->aeth.swap);
+		mroce_put_be64(p + 24, pkt->aeth.compare_add);
+		p += MROCE_AETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_ATKETH) {
+		mroce_put_be64(p, pkt->atomic_orig);
+		p += MROCE_ATKETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_ACKETH)
+		mroce_build_ack(p, &pkt->ack);
+	return (int)hdr;
+}
+
+int mroce_pkt_seal(u8 *buf, u32 len, u32 buflen)
+{
+	if (!buf || len > buflen || buflen - len < MROCE_ICRC_SIZE)
+		return MROCE_E_NOSPC;
+	mroce_put_be32(buf + len, mroce_crc32c(0, buf, len));
+	return (int)(len + MROCE_ICRC_SIZE);
+}
+
+int mroce_pkt_build(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
+{
+	int hdr = mroce_pkt_build_hdr(buf, buflen, pkt);
+
+	if (hdr < 0)
+		return hdr;
+	if (buflen - hdr < (u32)pkt->payload_len + MROCE_ICRC_SIZE)
+		return MROCE_E_NOSPC;
+	if (pkt->payload_len) {
+		if (!pkt->payload)
+			return MROCE_E_INVAL;
+		memcpy(buf + hdr, pkt->payload, pkt->payload_len);
+	}
+	return mroce_pkt_seal(buf, hdr + pkt->payload_len, buflen);
+}

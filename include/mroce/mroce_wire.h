@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
+/*
+ * mroce_wire.h - on-the-wire format of the mroce transport.
+ *
+ * Shared by the kernel module, the protocol core, the simulator and the
+ * userspace tools.  Every multi-byte field is big endian (network order).
+ * The structures are described as byte offsets: all fields are naturally
+ * aligned inside each header and every header is a multiple of 4 bytes,
+ * so the C layout has no implicit padding; the sizes are asserted in
+ * core/mroce_pkt.c.
+ *
+ * A packet, carried in one UDP datagram to MROCE_UDP_PORT:
+ *
+ *   | base header (32) | extension headers (by opcode) | payload | ICRC (4) |
+ *
+ * The ICRC is a CRC32c (Castagnoli, reflected, init ~0, final ~0) over
+ * every byte from the base header to the end of the payload.
+ *
+ * Documentation/mroce-protocol.rst is the normative description.
+ */
+#ifndef MROCE_WIRE_H
+#define MROCE_WIRE_H
+
+#include <linux/types.h>
+
+#define MROCE_UDP_PORT		4792
+#define MROCE_WIRE_VERSION	1
+
+/* Largest payload of one packet (the largest MTU we negotiate). */
+#define MROCE_MAX_PAYLOAD	4096
+/* Largest message length (READ/WRITE/SEND total length). */
+#define MROCE_MAX_MSG_LEN	0x80000000u
+
+/* Opcodes (base header byte 1). */
+enum mroce_opcode {
+	MROCE_OP_SEND		= 0x01,
+	MROCE_OP_SEND_IMM	= 0x02,
+	MROCE_OP_SEND_INV	= 0x03,
+	MROCE_OP_WRITE		= 0x04,
+	MROCE_OP_WRITE_IMM	= 0x05,
+	MROCE_OP_READ_REQ	= 0x06,
+	MROCE_OP_READ_RESP	= 0x07,
+	MROCE_OP_CMP_SWAP	= 0x08,
+	MROCE_OP_FETCH_ADD	= 0x09,
+	MROCE_OP_ATOMIC_RESP	= 0x0a,
+	MROCE_OP_ACK		= 0x10,
+	MROCE_OP_PROBE		= 0x11,
+};
+
+/* Base header flags (base header bytes 2..3). */
+#define MROCE_F_ACKREQ		0x0001	/* receiver: acknowledge now */
+#define MROCE_F_FIRST		0x0002	/* offset == 0 */
+#define MROCE_F_LAST		0x0004	/* offset + payload_len == total */
+#define MROCE_F_SOLICITED	0x0008	/* solicited event on completion */
+#define MROCE_F_RETX		0x0010	/* retransmission (informational) */
+#define MROCE_F_TLP		0x0020	/* tail-loss probe copy */
+#define MROCE_F_VALID_MASK	0x003f	/* any other bit: reject */
+
+/* Destination QPNs are 24 bits. */
+#define MROCE_QPN_MASK		0x00ffffffu
+
+/* Number of logical paths on the wire: path ids 0..63. */
+#define MROCE_WIRE_MAX_PATHS	64
+
+/*
+ * Base header, 32 bytes, present on every packet.
+ *  0 version      1 opcode       2 flags (be16)
+ *  4 path (be16)  6 payload_len (be16)
+ *  8 dqpn (be32, top 8 bits zero)
+ * 12 psn  (be32)  per-path packet sequence number
+ * 16 dsn  (be32)  connection-level data sequence number
+ * 20 msn  (be32)  message sequence number
+ * 24 offset (be32) byte offset of the payload in its message
+ * 28 tx_ts (be32) sender timestamp, microseconds, echoed in ACKs
+ *
+ * In ACK and PROBE packets psn/dsn/msn name the packet that triggered the
+ * ACK (echoed) and offset and payload_len are zero.
+ */
+struct mroce_bth {
+	__u8 version;
+	__u8 opcode;
+	__be16 flags;
+	__be16 path;
+	__be16 payload_len;
+	__be32 dqpn;
+	__be32 psn;
+	__be32 dsn;
+	__be32 msn;
+	__be32 offset;
+	__be32 tx_ts;
+};
+
+/* RDMA extension (WRITE, WRITE_IMM, READ_REQ), 16 bytes. */
+struct mroce_reth {
+	__be64 va;		/* message base address; packet at va + offset */
+	__be32 rkey;
+	__be32 length;		/* total message length */
+};
+
+/*
+ * Send extension (SEND*, WRITE_IMM: every message that consumes a receive
+ * WQE), 8 bytes.  rq_seq numbers the receive-consuming messages of the
+ * connection, so that out-of-order packets find their receive WQE.
+ */
+struct mroce_seth {
+	__be32 rq_seq;
+	__be32 length;		/* total message length */
+};
+
+/* Immediate data or rkey to invalidate (SEND_IMM, SEND_INV, WRITE_IMM). */
+struct mroce_imeth {
+	__be32 imm;
+};
+
+/* READ response extension, 8 bytes: total length of the READ. */
+struct mroce_rreth {
+	__be32 length;
+	__be32 rsvd;		/* zero */
+};
+
+/* ATOMIC request extension (CMP_SWAP, FETCH_ADD), 32 bytes. */
+struct mroce_aeth {
+	__be64 va;		/* 8-byte aligned */
+	__be32 rkey;
+	__be32 rsvd;		/* zero */
+	__be64 swap;		/* CMP_SWAP: new value; FETCH_ADD: zero */
+	__be64 compare_add;	/* CMP_SWAP: compare; FETCH_ADD: addend */
+};
+
+/* ATOMIC response extension, 8 bytes: the original value. */
+struct mroce_atketh {
+	__be64 orig;
+};
+
+/* ACK syndromes. */
+enum mroce_syndrome {
+	MROCE_SYN_ACK		= 0,
+	MROCE_SYN_RNR		= 1,	/* receiver not ready, retry later */
+	MROCE_SYN_REM_ACCESS	= 2,	/* fatal: rkey/bounds/permission */
+	MROCE_SYN_INV_REQ	= 3,	/* fatal: malformed or unsupported */
+	MROCE_SYN_REM_OP	= 4,	/* fatal: responder could not execute */
+	MROCE_SYN_MAX		= 4,
+};
+
+#define MROCE_SACK_BITS		256
+#define MROCE_SACK_WORDS	(MROCE_SACK_BITS / 64)
+
+/*
+ * ACK extension, 64 bytes.  It acknowledges the path in the base header.
+ *  0 high_psn   highest PSN received on the path + 1 (window right edge)
+ *  4 cum_psn    every PSN below it is received or left the window
+ *  8 ecn_ce     count of CE-marked packets received on the path (wraps)
+ * 12 echo_ts    tx_ts of the triggering packet
+ * 16 cum_dsn    every DSN below it was received on the connection
+ * 20 cmpl_msn   every MSN below it completed at the receiver
+ * 24 syndrome   enum mroce_syndrome
+ * 25 rnr_timer  RNR: retry after (rnr_timer + 1) * 10 microseconds
+ * 26 rsvd (be16, zero)
+ * 28 rsvd (be32, zero)
+ * 32 sack[32]   bit i (byte i / 8, bit i % 8, LSB first) is set when
+ *               PSN high_psn - 1 - i was received
+ */
+struct mroce_acketh {
+	__be32 high_psn;
+	__be32 cum_psn;
+	__be32 ecn_ce;
+	__be32 echo_ts;
+	__be32 cum_dsn;
+	__be32 cmpl_msn;
+	__u8 syndrome;
+	__u8 rnr_timer;
+	__be16 rsvd0;
+	__be32 rsvd1;
+	__u8 sack[MROCE_SACK_BITS / 8];
+};
+
+#define MROCE_BTH_SIZE		32
+#define MROCE_RETH_SIZE		16
+#define MROCE_SETH_SIZE		8
+#define MROCE_IMETH_SIZE	4
+#define MROCE_RRETH_SIZE	8
+#define MROCE_AETH_SIZE		32
+#define MROCE_ATKETH_SIZE	8
+#define MROCE_ACKETH_SIZE	64
+#define MROCE_ICRC_SIZE		4
+
+/*
+ * Extension headers follow the base header in this fixed order, each
+ * present exactly when the opcode requires it (mroce_op_ext()):
+ * RETH, SETH, IMETH, RRETH, AETH, ATKETH, ACKETH.
+ */
+#define MROCE_EXT_RETH		0x01
+#define MROCE_EXT_SETH		0x02
+#define MROCE_EXT_IMETH		0x04
+#define MROCE_EXT_RRETH		0x08
+#define MROCE_EXT_AETH		0x10
+#define MROCE_EXT_ATKETH	0x20
+#define MROCE_EXT_ACKETH	0x40
+
+/* Smallest and largest packet (without UDP/IP). */
+#define MROCE_MIN_PKT		(MROCE_BTH_SIZE + MROCE_ICRC_SIZE)
+/* The largest extension set is the ACK's (64 > 16 + 8 + 4, > 32). */
+#define MROCE_MAX_HDRS		(MROCE_BTH_SIZE + MROCE_ACKETH_SIZE)
+#define MROCE_MAX_PKT		(MROCE_MAX_HDRS + MROCE_MAX_PAYLOAD + \
+				 MROCE_ICRC_SIZE)
+
+#endif /* MROCE_WIRE_H */
