@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Internal types and interfaces of the rdma_mroce driver.
+ *
+ * Contexts used throughout the driver:
+ *   - verbs entry points (create/destroy/modify/query) run in process
+ *     context and may sleep, except create_ah/destroy_ah without
+ *     RDMA_CREATE_AH_SLEEPABLE / RDMA_DESTROY_AH_SLEEPABLE and the kernel
+ *     post/poll/notify calls, which may run in any context;
+ *   - the UDP receive handler runs in softirq context under
+ *     rcu_read_lock();
+ *   - the netdev notifier runs in process context with RTNL held.
+ */
+#ifndef MROCE_H
+#define MROCE_H
+
+#include <linux/atomic.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/mroce-abi.h>
+
+#define MROCE_DRV_NAME		"rdma_mroce"
+#define MROCE_UDP_PORT_DEFAULT	4792
+
+/* Device limits reported by query_device and enforced on create. */
+#define MROCE_MAX_QP		4096
+#define MROCE_MAX_QP_WR		8192
+#define MROCE_MAX_SGE		32
+#define MROCE_MAX_INLINE	512
+#define MROCE_MAX_CQ		8192
+#define MROCE_MAX_CQE		65536
+#define MROCE_MAX_MR		65536
+#define MROCE_MAX_MR_SIZE	(1ULL << 36)	/* 64 GiB per region */
+#define MROCE_MAX_PD		8192
+#define MROCE_MAX_AH		65536
+#define MROCE_MAX_RD_ATOM	16
+#define MROCE_GID_TBL_LEN	64
+#define MROCE_PKEY_TBL_LEN	1
+#define MROCE_DEFAULT_PKEY	0xffff
+#define MROCE_FIRST_QPN		16
+#define MROCE_MAX_QPN		0xffffff	/* 24-bit QP numbers */
+#define MROCE_GSI_QPN		1
+#define MROCE_PSN_MASK		0xffffff
+
+/*
+ * Bytes of each Ethernet frame that are not RDMA payload: IPv6 (40, the
+ * larger of the two) + UDP (8) + BTH (12) + room for the MetaRoCE extension
+ * headers and ICRC.  The active RDMA MTU is the largest IB MTU that fits
+ * the netdev MTU minus this, as with RoCE: 1500 gives 1024.
+ */
+#define MROCE_WIRE_OVERHEAD	128
+
+#define MROCE_SEND_WQE_HDR	sizeof(struct mroce_send_wqe)
+#define MROCE_RECV_WQE_HDR	sizeof(struct mroce_recv_wqe)
+
+/* Live object accounting (mroce_stats.c). */
+enum mroce_obj_type {
+	MROCE_OBJ_UCONTEXT,
+	MROCE_OBJ_PD,
+	MROCE_OBJ_CQ,
+	MROCE_OBJ_MR,
+	MROCE_OBJ_QP,
+	MROCE_OBJ_AH,
+	MROCE_OBJ_RING,
+	MROCE_OBJ_MAX
+};
+
+/*
+ * Counts of live objects, split by owner: created through uverbs (user)
+ * or by kernel ULPs such as ib_mad (kern).  Lock-free atomics, updated in
+ * whatever context the object is created or freed in.
+ */
+struct mroce_obj_counts {
+	atomic_t user[MROCE_OBJ_MAX];
+	atomic_t kern[MROCE_OBJ_MAX];
+};
+
+/* Per-device datagram counters; updated in softirq, read by debugfs. */
+struct mroce_dev_stats {
+	atomic64_t rx_datagrams;	/* every datagram seen for this device */
+	atomic64_t rx_dropped;		/* of those, dropped */
+	atomic64_t rx_short;		/* of those, too short for a BTH */
+};
+
+/*
+ * Per network namespace state (net_generic).  The UDP sockets live in the
+ * namespace; they are created with the first mroce device of the namespace
+ * and released with the last one.
+ */
+struct mroce_net {
+	struct mutex lock;	/* protects users, sock4, sock6 (process) */
+	unsigned int users;	/* mroce devices holding the sockets */
+	struct socket *sock4;
+	struct socket *sock6;	/* NULL when IPv6 is not available */
+	atomic64_t rx_no_device; /* datagrams on no mroce netdev (softirq) */
+};
+
+struct mroce_dev {
+	struct ib_device ibdev;		/* first: ib_alloc_device() */
+
+	/*
+	 * Entry in mroce_dev_list.  Writers hold mroce_dev_lock (a mutex,
+	 * process context); the receive path walks the list under RCU.  The
+	 * memory itself is freed by ib_core with kfree_rcu() after
+	 * dealloc_driver removed the entry.
+	 */
+	struct list_head list;
+	/* On mroce_dev_list; under mroce_dev_lock. */
+	bool listed;
+	/*
+	 * Registered and no removal queued yet; under mroce_dev_lock.  The
+	 * netdev notifier only acts on registered devices.
+	 */
+	bool registered;
+
+	/* Immutable after creation until dealloc_driver. */
+	struct net_device *ndev;	/* held with netdev_hold() */
+	netdevice_tracker ndev_tracker;
+	struct net *net;		/* namespace of ndev at creation */
+	struct mroce_net *mnet;		/* we hold one user of its sockets */
+
+	/* Last port state reported by an event; RTNL (notifier) protects. */
+	enum ib_port_state port_state;
+
+	/*
+	 * Object tables.  Each xarray has its own internal spinlock (taken
+	 * with interrupts disabled, XA_FLAGS_LOCK_IRQ), so lookups may run
+	 * in any context; loads under RCU.
+	 */
+	struct xarray qp_xa;		/* qpn -> struct mroce_qp */
+	u32 qp_next;			/* xa_alloc_cyclic cursor, xa lock */
+	struct xarray mr_xa;		/* key index -> struct mroce_mr */
+	u32 mr_next;
+	struct xarray ah_xa;		/* ah_num -> struct mroce_ah */
+	u32 ah_next;
+
+	struct mroce_obj_counts live;
+	struct mroce_dev_stats stats;
+	struct dentry *debugfs;		/* per-device debugfs directory */
+};
+
+struct mroce_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct mroce_pd {
+	struct ib_pd ibpd;
+	bool user;			/* created through uverbs */
+};
+
+/*
+ * Resolved address vector: the GIDs of a RoCE v2 path and the IP
+ * addresses they stand for.  Written once (create_ah) or under the QP's
+ * lock (modify_qp).
+ */
+struct mroce_av {
+	u8 network_type;		/* enum rdma_network_type, IPv4 or v6 */
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+	u8 sgid_index;
+	u8 dmac[ETH_ALEN];
+	u32 flow_label;
+	union ib_gid dgid;
+	union ib_gid sgid;
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} saddr, daddr;
+};
+
+struct mroce_ah {
+	struct ib_ah ibah;
+	u32 ah_num;			/* index in mroce_dev.ah_xa */
+	bool user;
+	struct mroce_av av;		/* immutable after create */
+};
+
+struct mroce_mmap_entry;
+
+/*
+ * A shared ring: struct mroce_ring_ctl followed by num_entries slots
+ * (uAPI).  The buffer comes from vmalloc_user().  For user objects it is
+ * owned by the mmap entry (freed by mmap_free once the entry is removed and
+ * unreferenced); for kernel objects by the ring itself.
+ */
+struct mroce_ring {
+	void *buf;
+	size_t size;			/* bytes, page aligned */
+	u32 num_entries;		/* power of two */
+	u32 entry_size;
+	struct mroce_ring_ctl *ctl;	/* == buf */
+	struct mroce_mmap_entry *mentry; /* user rings only */
+};
+
+struct mroce_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+	size_t size;
+};
+
+struct mroce_cq {
+	struct ib_cq ibcq;
+	/*
+	 * lock serialises the kernel-side consumers and producers of the
+	 * ring and the notify state; taken with interrupts disabled because
+	 * kernel ULPs poll and arm from any context.
+	 */
+	spinlock_t lock;
+	struct mroce_ring ring;
+	u32 notify;			/* IB_CQ_SOLICITED / NEXT_COMP armed */
+	bool user;
+};
+
+enum mroce_mr_type {
+	MROCE_MR_DMA,
+	MROCE_MR_USER,
+};
+
+struct mroce_mr {
+	struct ib_mr ibmr;
+	enum mroce_mr_type type;
+	u32 index;			/* in mroce_dev.mr_xa */
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;		/* MROCE_MR_USER */
+	bool user;
+	struct rcu_head rcu;
+};
+
+struct mroce_qp {
+	struct ib_qp ibqp;
+	/*
+	 * lock protects state and every field below it up to the rings'
+	 * kernel-side indices; the datapath reads them in softirq, so it is
+	 * taken with interrupts disabled (kernel ULPs may post from any
+	 * context).
+	 */
+	spinlock_t lock;
+	enum ib_qp_state state;
+	bool user;
+	enum ib_sig_type sq_sig_type;
+	struct ib_qp_cap cap;		/* as granted at create time */
+
+	/* Attributes as set by modify_qp (returned by query_qp). */
+	int attr_mask;			/* union of the masks ever applied */
+	int access_flags;
+	u16 pkey_index;
+	u8 port_num;
+	u32 qkey;
+	u32 dest_qpn;
+	u32 rq_psn;
+	u32 sq_psn;
+	enum ib_mtu path_mtu;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u8 sq_draining;
+	bool en_sqd_async_notify;
+	bool av_valid;
+	struct mroce_av av;		/* RC: from IB_QP_AV */
+
+	struct mroce_ring sq;
+	struct mroce_ring rq;		/* num_entries 0 with an SRQ */
+	u32 rq_producer;		/* kernel QPs: next RQ slot to fill */
+};
+
+static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct mroce_dev, ibdev);
+}
+
+static inline struct mroce_ucontext *to_muc(struct ib_ucontext *uc)
+{
+	return container_of(uc, struct mroce_ucontext, ibuc);
+}
+
+static inline struct mroce_pd *to_mpd(struct ib_pd *pd)
+{
+	return container_of(pd, struct mroce_pd, ibpd);
+}
+
+static inline struct mroce_ah *to_mah(struct ib_ah *ah)
+{
+	return container_of(ah, struct mroce_ah, ibah);
+}
+
+static inline struct mroce_cq *to_mcq(struct ib_cq *cq)
+{
+	return container_of(cq, struct mroce_cq, ibcq);
+}
+
+static inline struct mroce_mr *to_mmr(struct ib_mr *mr)
+{
+	return container_of(mr, struct mroce_mr, ibmr);
+}
+
+static inline struct mroce_qp *to_mqp(struct ib_qp *qp)
+{
+	return container_of(qp, struct mroce_qp, ibqp);
+}
+
+static inline struct mroce_mmap_entry *
+to_mmentry(struct rdma_user_mmap_entry *e)
+{
+	return container_of(e, struct mroce_mmap_entry, rdma);
+}
+
+/* mroce_main.c: module parameters and the device list. */
+extern struct list_head mroce_dev_list;
+extern struct mutex mroce_dev_lock;
+u16 mroce_udp_port(void);
+
+/* mroce_net.c */
+int mroce_net_init(void);
+void mroce_net_exit(void);
+struct mroce_net *mroce_net_get(struct net *net);
+void mroce_net_put(struct mroce_net *mnet);
+bool mroce_netdev_port_active(struct net_device *ndev);
+
+/* mroce_dev.c */
+int mroce_dev_add(const char *ibdev_name, struct net_device *ndev);
+void mroce_dev_remove_net(struct net *net);
+void mroce_dev_port_event(struct mroce_dev *mdev);
+enum ib_mtu mroce_mtu_from_netdev(unsigned int mtu);
+
+/* mroce_ring.c */
+int mroce_ring_alloc(struct mroce_dev *mdev, struct mroce_ring *ring,
+		     u32 min_entries, u32 entry_size,
+		     struct ib_ucontext *uctx);
+void mroce_ring_free(struct mroce_dev *mdev, struct mroce_ring *ring);
+u64 mroce_ring_mmap_offset(const struct mroce_ring *ring);
+u64 mroce_ring_mmap_size(const struct mroce_ring *ring);
+int mroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void mroce_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* mroce_pd.c: ucontexts, PDs, AHs, address vectors. */
+int mroce_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
+void mroce_dealloc_ucontext(struct ib_ucontext *uctx);
+void mroce_disassociate_ucontext(struct ib_ucontext *uctx);
+int mroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int mroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int mroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+int mroce_av_from_attr(struct mroce_dev *mdev, struct mroce_av *av,
+		       const struct rdma_ah_attr *attr);
+void mroce_av_to_attr(const struct mroce_av *av, struct rdma_ah_attr *attr);
+
+/* mroce_cq.c */
+int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int mroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+
+/* mroce_mr.c */
+struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* mroce_qp.c */
+int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int mask, struct ib_udata *udata);
+int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int mask, struct ib_qp_init_attr *init);
+int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+
+/* mroce_stats.c: live object counters, datagram counters, debugfs. */
+void mroce_obj_inc(struct mroce_dev *mdev, enum mroce_obj_type type,
+		   bool user);
+void mroce_obj_dec(struct mroce_dev *mdev, enum mroce_obj_type type,
+		   bool user);
+int mroce_obj_live(struct mroce_dev *mdev, enum mroce_obj_type type,
+		   bool user);
+void mroce_stats_init(void);
+int mroce_stats_check_exit(void);
+void mroce_stats_exit(void);
+void mroce_stats_dev_add(struct mroce_dev *mdev);
+void mroce_stats_dev_remove(struct mroce_dev *mdev);
+void mroce_stats_dev_count(int delta);
+
+#endif /* MROCE_H */

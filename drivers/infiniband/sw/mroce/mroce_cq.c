@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Completion queues: one ring of struct mroce_cqe, mmap()ed
+ * by user CQs, polled in the kernel for kernel CQs.  The kernel produces
+ * completions (datapath); nothing produces them yet.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "mroce.h"
+
+static_assert(sizeof(struct mroce_cqe) == 64);
+
+int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibcq->device);
+	struct mroce_cq *cq = to_mcq(ibcq);
+	struct mroce_create_cq_resp resp = { };
+	struct mroce_ucontext *uctx;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > MROCE_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (mroce_obj_live(mdev, MROCE_OBJ_CQ, true) +
+	    mroce_obj_live(mdev, MROCE_OBJ_CQ, false) >= MROCE_MAX_CQ)
+		return -ENOMEM;
+
+	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
+	spin_lock_init(&cq->lock);
+	cq->user = !!udata;
+	err = mroce_ring_alloc(mdev, &cq->ring, attr->cqe,
+			       sizeof(struct mroce_cqe),
+			       uctx ? &uctx->ibuc : NULL);
+	if (err)
+		return err;
+	ibcq->cqe = cq->ring.num_entries;
+
+	if (udata) {
+		resp.mmap_offset = mroce_ring_mmap_offset(&cq->ring);
+		resp.mmap_size = mroce_ring_mmap_size(&cq->ring);
+		resp.num_entries = cq->ring.num_entries;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err) {
+			mroce_ring_free(mdev, &cq->ring);
+			return err;
+		}
+	}
+	mroce_obj_inc(mdev, MROCE_OBJ_CQ, cq->user);
+	return 0;
+}
+
+/* ib_core refuses to destroy a CQ that a QP still uses (-EBUSY). */
+int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibcq->device);
+	struct mroce_cq *cq = to_mcq(ibcq);
+
+	mroce_ring_free(mdev, &cq->ring);
+	mroce_obj_dec(mdev, MROCE_OBJ_CQ, cq->user);
+	return 0;
+}
+
+static u32 mroce_wc_flags(u32 f)
+{
+	u32 out = 0;
+
+	if (f & MROCE_WC_GRH)
+		out |= IB_WC_GRH;
+	if (f & MROCE_WC_WITH_IMM)
+		out |= IB_WC_WITH_IMM;
+	if (f & MROCE_WC_WITH_INV)
+		out |= IB_WC_WITH_INVALIDATE;
+	return out;
+}
+
+static void mroce_cqe_to_wc(struct mroce_dev *mdev,
+			    const struct mroce_cqe *cqe, struct ib_wc *wc)
+{
+	struct mroce_qp *qp;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;	/* same numbering as ib_wc_opcode */
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->wc_flags = mroce_wc_flags(cqe->wc_flags);
+	if (cqe->wc_flags & MROCE_WC_WITH_INV)
+		wc->ex.invalidate_rkey = be32_to_cpu(cqe->imm_data);
+	else
+		wc->ex.imm_data = cqe->imm_data;
+	wc->src_qp = cqe->src_qp;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = cqe->slid;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = cqe->dlid_path_bits;
+	wc->port_num = 1;
+	/* A QP outlives the completions it generated on a kernel CQ. */
+	rcu_read_lock();
+	qp = xa_load(&mdev->qp_xa, cqe->qp_num);
+	wc->qp = qp ? &qp->ibqp : NULL;
+	rcu_read_unlock();
+}
+
+/* Kernel CQs only (uverbs POLL_CQ is not enabled). Any context. */
+int mroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct mroce_dev *mdev = to_mdev(ibcq->device);
+	struct mroce_cq *cq = to_mcq(ibcq);
+	struct mroce_ring *ring = &cq->ring;
+	unsigned long flags;
+	u32 prod, cons;
+	int n = 0;
+
+	if (cq->user)
+		return -EOPNOTSUPP;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* Pairs with the producer's release: CQEs before the index. */
+	prod = smp_load_acquire(&ring->ctl->producer);
+	cons = ring->ctl->consumer;
+	if (prod - cons > ring->num_entries) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		ibdev_err_ratelimited(&mdev->ibdev, "CQ %u ring overrun\n",
+				      cq->ring.num_entries);
+		return -EIO;
+	}
+	while (n < num_entries && cons != prod) {
+		const struct mroce_cqe *cqe;
+
+		cqe = ring->buf + MROCE_RING_CTL_SIZE +
+		      (size_t)(cons & (ring->num_entries - 1)) *
+		      ring->entry_size;
+		mroce_cqe_to_wc(mdev, cqe, &wc[n++]);
+		cons++;
+	}
+	/* Slots are read before the producer may reuse them. */
+	smp_store_release(&ring->ctl->consumer, cons);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/*
+ * Arm the CQ.  The datapath raises the completion event when it adds a
+ * CQE to an armed CQ.  Any context.
+ */
+int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct mroce_cq *cq = to_mcq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+	u32 prod;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	cq->notify |= flags & IB_CQ_SOLICITED_MASK;
+	/* Acquire pairs with the producer's release of the index. */
+	prod = smp_load_acquire(&cq->ring.ctl->producer);
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    READ_ONCE(cq->ring.ctl->consumer) != prod)
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Queue pairs: RC, UD and the GSI QP1 (handled like UD), their
+ * send/receive rings, the state machine and attribute validation.
+ *
+ * Posting: for user QPs the provider writes WQEs into the mmap()ed rings
+ * and rings the doorbell with a post_send/post_recv write command; the
+ * datapath consumes the rings.  Kernel QPs get the same rings: post_recv
+ * queues receive WQEs; kernel post_send comes with the datapath.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "mroce.h"
+
+#define MROCE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE |		\
+				 IB_ACCESS_REMOTE_WRITE |		\
+				 IB_ACCESS_REMOTE_READ |		\
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+/* Attribute mask bits modify_qp implements. */
+#define MROCE_QP_ATTR_SUPPORTED	(IB_QP_STATE | IB_QP_CUR_STATE |	\
+				 IB_QP_EN_SQD_ASYNC_NOTIFY |		\
+				 IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX |\
+				 IB_QP_PORT | IB_QP_QKEY | IB_QP_AV |	\
+				 IB_QP_PATH_MTU | IB_QP_TIMEOUT |	\
+				 IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |	\
+				 IB_QP_RQ_PSN | IB_QP_MAX_QP_RD_ATOMIC |\
+				 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN |	\
+				 IB_QP_MAX_DEST_RD_ATOMIC |		\
+				 IB_QP_DEST_QPN)
+
+static u32 mroce_sq_wqe_size(const struct ib_qp_cap *cap)
+{
+	u32 body = max_t(u32, cap->max_send_sge * sizeof(struct mroce_sge),
+			 cap->max_inline_data);
+
+	body = max_t(u32, body, sizeof(struct mroce_sge));
+	return ALIGN(MROCE_SEND_WQE_HDR + body, 64);
+}
+
+static u32 mroce_rq_wqe_size(const struct ib_qp_cap *cap)
+{
+	u32 sge = max_t(u32, cap->max_recv_sge, 1);
+
+	return MROCE_RECV_WQE_HDR + sge * sizeof(struct mroce_sge);
+}
+
+static int mroce_qp_check_init(struct mroce_dev *mdev,
+			       const struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags || init->srq || init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr > MROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > MROCE_MAX_QP_WR ||
+	    cap->max_send_sge > MROCE_MAX_SGE ||
+	    cap->max_recv_sge > MROCE_MAX_SGE ||
+	    cap->max_inline_data > MROCE_MAX_INLINE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(struct mroce_create_qp_resp))
+		return -EINVAL;
+	if (mroce_obj_live(mdev, MROCE_OBJ_QP, true) +
+	    mroce_obj_live(mdev, MROCE_OBJ_QP, false) >= MROCE_MAX_QP)
+		return -ENOMEM;
+	return 0;
+}
+
+int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_create_qp_resp resp = { };
+	struct ib_ucontext *ibuc = NULL;
+	struct mroce_ucontext *uctx;
+	u32 sq_wqe, rq_wqe, qpn;
+	int err;
+
+	err = mroce_qp_check_init(mdev, init, udata);
+	if (err)
+		return err;
+	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
+	if (uctx)
+		ibuc = &uctx->ibuc;
+
+	spin_lock_init(&qp->lock);
+	qp->state = IB_QPS_RESET;
+	qp->user = !!udata;
+	qp->sq_sig_type = init->sq_sig_type;
+	qp->port_num = 1;
+
+	sq_wqe = mroce_sq_wqe_size(&init->cap);
+	rq_wqe = mroce_rq_wqe_size(&init->cap);
+	err = mroce_ring_alloc(mdev, &qp->sq, init->cap.max_send_wr, sq_wqe,
+			       ibuc);
+	if (err)
+		return err;
+	err = mroce_ring_alloc(mdev, &qp->rq, init->cap.max_recv_wr, rq_wqe,
+			       ibuc);
+	if (err)
+		goto err_sq;
+
+	/* Grant what the slots can hold, within the device limits. */
+	qp->cap.max_send_wr = qp->sq.num_entries;
+	qp->cap.max_recv_wr = qp->rq.num_entries;
+	qp->cap.max_send_sge = min_t(u32, MROCE_MAX_SGE,
+				     (sq_wqe - MROCE_SEND_WQE_HDR) /
+				     sizeof(struct mroce_sge));
+	qp->cap.max_recv_sge = min_t(u32, MROCE_MAX_SGE,
+				     (rq_wqe - MROCE_RECV_WQE_HDR) /
+				     sizeof(struct mroce_sge));
+	qp->cap.max_inline_data = min_t(u32, MROCE_MAX_INLINE,
+					sq_wqe - MROCE_SEND_WQE_HDR);
+	init->cap = qp->cap;
+
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = MROCE_GSI_QPN;
+		err = xa_insert_irq(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic_irq(&mdev->qp_xa, &qpn, qp,
+					  XA_LIMIT(MROCE_FIRST_QPN,
+						   MROCE_MAX_QPN),
+					  &mdev->qp_next, GFP_KERNEL);
+		if (err > 0)
+			err = 0;	/* wrapped around */
+		else if (err == -EBUSY)
+			err = -ENOMEM;
+	}
+	if (err)
+		goto err_rq;
+	ibqp->qp_num = qpn;
+
+	if (udata) {
+		resp.sq_mmap_offset = mroce_ring_mmap_offset(&qp->sq);
+		resp.sq_mmap_size = mroce_ring_mmap_size(&qp->sq);
+		resp.rq_mmap_offset = mroce_ring_mmap_offset(&qp->rq);
+		resp.rq_mmap_size = mroce_ring_mmap_size(&qp->rq);
+		resp.qpn = qpn;
+		resp.sq_entries = qp->sq.num_entries;
+		resp.sq_wqe_size = qp->sq.entry_size;
+		resp.rq_entries = qp->rq.num_entries;
+		resp.rq_wqe_size = qp->rq.entry_size;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_xa;
+	}
+	mroce_obj_inc(mdev, MROCE_OBJ_QP, qp->user);
+	return 0;
+
+err_xa:
+	xa_erase_irq(&mdev->qp_xa, qpn);
+err_rq:
+	mroce_ring_free(mdev, &qp->rq);
+err_sq:
+	mroce_ring_free(mdev, &qp->sq);
+	return err;
+}
+
+/*
+ * ib_core frees the QP memory right after this returns: once the datapath
+ * looks QPs up, it must wait here for its readers (QP refcount).
+ */
+int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_qp *qp = to_mqp(ibqp);
+
+	xa_erase_irq(&mdev->qp_xa, ibqp->qp_num);
+	synchronize_rcu();	/* CQ polling resolves QPNs under RCU */
+	mroce_ring_free(mdev, &qp->rq);
+	mroce_ring_free(mdev, &qp->sq);
+	mroce_obj_dec(mdev, MROCE_OBJ_QP, qp->user);
+	return 0;
+}
+
+/* Range checks of the attributes in mask (no state is changed). */
+static int mroce_qp_check_attr(struct mroce_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) &&
+	    attr->pkey_index >= MROCE_PKEY_TBL_LEN)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~MROCE_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > MROCE_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > MROCE_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_RQ_PSN) && (attr->rq_psn & ~MROCE_PSN_MASK))
+		return -EINVAL;
+	if ((mask & IB_QP_SQ_PSN) && (attr->sq_psn & ~MROCE_PSN_MASK))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && (attr->dest_qp_num & ~MROCE_MAX_QPN))
+		return -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != qp->state)
+		return -EINVAL;
+	return 0;
+}
+
+/* Entering RESET discards whatever was queued (qp->lock held). */
+static void mroce_qp_reset_rings(struct mroce_qp *qp)
+{
+	struct mroce_ring *rings[] = { &qp->sq, &qp->rq };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rings); i++) {
+		struct mroce_ring_ctl *ctl = rings[i]->ctl;
+
+		if (!ctl)
+			continue;
+		if (qp->user) {
+			/*
+			 * The kernel owns only the consumer index; release
+			 * orders it after any earlier slot reads.
+			 */
+			smp_store_release(&ctl->consumer,
+					  READ_ONCE(ctl->producer));
+		} else {
+			ctl->producer = 0;
+			ctl->consumer = 0;
+		}
+	}
+	qp->rq_producer = 0;
+}
+
+int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int mask, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_qp *qp = to_mqp(ibqp);
+	enum ib_qp_state cur, next;
+	struct mroce_av av;
+	unsigned long flags;
+	int err = 0;
+
+	if (udata && udata->inlen)
+		return -EOPNOTSUPP;	/* no driver-specific modify data */
+
+	/* Resolve the AV before taking the lock; it does not sleep either. */
+	if ((mask & IB_QP_AV) && ibqp->qp_type == IB_QPT_RC) {
+		err = mroce_av_from_attr(mdev, &av, &attr->ah_attr);
+		if (err)
+			return err;
+	}
+
+	spin_lock_irqsave(&qp->lock, flags);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (mask & ~MROCE_QP_ATTR_SUPPORTED) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	err = mroce_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		qp->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_AV) {
+		if (ibqp->qp_type == IB_QPT_RC) {
+			qp->av = av;
+			qp->av_valid = true;
+		}
+	}
+	if (mask & IB_QP_PATH_MTU)
+		qp->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		qp->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_SQ_PSN)
+		qp->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->en_sqd_async_notify = attr->en_sqd_async_notify;
+	qp->attr_mask |= mask;
+
+	if (mask & IB_QP_STATE) {
+		if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
+			mroce_qp_reset_rings(qp);
+		/* No send queue work is outstanding yet: SQD is drained. */
+		qp->sq_draining = 0;
+		qp->state = next;
+	}
+out:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return err;
+}
+
+int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int mask, struct ib_qp_init_attr *init)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	unsigned long flags;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	spin_lock_irqsave(&qp->lock, flags);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->path_mtu = qp->path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->rq_psn;
+	attr->sq_psn = qp->sq_psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->qp_access_flags = qp->access_flags;
+	attr->cap = qp->cap;
+	if (qp->av_valid)
+		mroce_av_to_attr(&qp->av, &attr->ah_attr);
+	attr->pkey_index = qp->pkey_index;
+	attr->en_sqd_async_notify = qp->en_sqd_async_notify;
+	attr->sq_draining = qp->sq_draining;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->port_num = qp->port_num;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	init->port_num = qp->port_num;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return 0;
+}
+
+/*
+ * User QPs: the provider's doorbell (a post_send write command, possibly
+ * with zero WRs: wr == NULL).  The WQEs are already in the ring; the
+ * datapath will start processing the send queue here.  Kernel QPs: not
+ * implemented until the datapath lands.
+ */
+int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+
+	if (qp->user)
+		return 0;
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int mroce_post_one_recv(struct mroce_qp *qp,
+			       const struct ib_recv_wr *wr)
+{
+	struct mroce_ring *rq = &qp->rq;
+	struct mroce_recv_wqe *wqe;
+	struct mroce_sge *sge;
+	u32 cons;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge)
+		return -EINVAL;
+	/* Pairs with the consumer's release: its slots are free. */
+	cons = smp_load_acquire(&rq->ctl->consumer);
+	if (qp->rq_producer - cons >= rq->num_entries)
+		return -ENOMEM;
+
+	wqe = rq->buf + MROCE_RING_CTL_SIZE +
+	      (size_t)(qp->rq_producer & (rq->num_entries - 1)) *
+	      rq->entry_size;
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	wqe->rsvd = 0;
+	sge = (struct mroce_sge *)(wqe + 1);
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	qp->rq_producer++;
+	/* The WQE is visible before the index that publishes it. */
+	smp_store_release(&rq->ctl->producer, qp->rq_producer);
+	return 0;
+}
+
+/*
+ * User QPs: doorbell, as post_send.  Kernel QPs: the WQEs are queued in
+ * the receive ring (any context) for the datapath to consume.
+ */
+int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->user)
+		return 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state == IB_QPS_RESET) {
+		err = -EINVAL;
+		*bad_wr = wr;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		err = mroce_post_one_recv(qp, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+out:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return err;
+}
