@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
 /*
- * mroce_wire.h - on-the-wire format of the mroce transport.
+ * on-the-wire format of the mroce transport.
  *
  * Shared by the kernel module, the protocol core, the simulator and the
  * userspace tools.  Every multi-byte field is big endian (network order).

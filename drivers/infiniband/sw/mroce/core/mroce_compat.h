@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * mroce_compat.h - the only place where the protocol core touches its
+ * the only place where the protocol core touches its
  * environment.  The core is plain C that compiles as kernel C (__KERNEL__)
  * and as userspace gnu11 C (unit tests, fuzzers, simulator).
  */
@@ -15,7 +15,10 @@
 #include <linux/minmax.h>
 #include <linux/build_bug.h>
 #include <linux/limits.h>
+#include <linux/math64.h>
 #include <asm/byteorder.h>
+
+#define mroce_div64(a, b)	div64_u64((a), (b))
 
 #else /* userspace */
 
@@ -56,6 +59,8 @@ typedef int64_t s64;
 #define U32_MAX		((u32)~0U)
 #define U64_MAX		((u64)~0ULL)
 #endif
+
+#define mroce_div64(a, b)	((u64)(a) / (u64)(b))
 
 #endif /* __KERNEL__ */
 

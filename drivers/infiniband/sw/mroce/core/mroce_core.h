@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * mroce_core.h - API of the mroce protocol core.
+ * API of the mroce protocol core.
  *
  * The core is the whole transport of one reliable connection (one RC QP
  * pair seen from one side): packet format, per-path SACK scoreboards,
@@ -231,6 +231,7 @@ struct mroce_wr {
 /* Completion status; numerically equal to enum ib_wc_status. */
 enum mroce_status {
 	MROCE_ST_SUCCESS	= 0,
+	MROCE_ST_LOC_PROT	= 4,
 	MROCE_ST_REM_INV_REQ	= 9,
 	MROCE_ST_REM_ACCESS	= 10,
 	MROCE_ST_REM_OP		= 11,
@@ -370,7 +371,10 @@ struct mroce_path {
 	u32 ecn_ce_seen;	/* last echoed CE count */
 	bool ecn_valid;
 	bool tlp_out;
+	bool tlp_req;		/* timer asked tx for a tail-loss probe */
+	u32 steer_samples;	/* deliveries + losses since last steer */
 	bool probe_out;
+	u32 probe_ts;		/* tx_ts (us) of the last probe */
 	u64 probe_due_ns;
 	u64 cc_cut_ns;		/* last multiplicative decrease */
 	u32 cc_alpha_ppm;	/* DCQCN-style ECN estimate */
@@ -410,6 +414,8 @@ struct mroce_smsg {
 	u32 pkts_acked;
 	u32 resp_done;		/* READ bytes placed / atomic received */
 	u64 atomic_orig;
+	u32 first_dsn;		/* DSN of the first packet */
+	u8 resp_complete;	/* READ/ATOMIC: whole response received */
 	u8 segmented;
 	u8 done;
 	u8 status;
@@ -424,6 +430,8 @@ struct mroce_rmsg {
 	u8 have_len;
 	u8 done;
 	u16 flags;		/* SOLICITED seen */
+	u8 fail_syn;		/* fatal enum mroce_syndrome, NAKed in order */
+	u16 path;		/* path of the latest packet */
 	u32 total;
 	u32 placed;
 	u32 rq_seq;
@@ -446,6 +454,7 @@ struct mroce_resp {
 	u32 pkts;
 	u32 pkts_acked;
 	u64 orig;
+	u32 pkts_sent;
 };
 
 struct mroce_conn_stats {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * mroce_crc32c.c - CRC32c (Castagnoli, polynomial 0x82f63b78 reflected)
+ * CRC32c (Castagnoli, polynomial 0x82f63b78 reflected)
  * for the packet ICRC.  Bitwise nibble-table implementation: small, no
  * init-time table generation, fast enough for the core's unit tests and
  * the simulator.  The kernel embedder may verify with crc32c() instead;

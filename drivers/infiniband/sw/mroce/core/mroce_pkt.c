@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * mroce_pkt.c - packet parser and builder.
+ * packet parser and builder.
  *
  * The parser trusts nothing: every length, every reserved bit, the
  * opcode/extension/flag consistency and the offset/length bounds are

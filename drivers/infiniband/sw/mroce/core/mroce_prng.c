@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * mroce_prng.c - deterministic PRNG of the core (splitmix64).  Seeded by
+ * deterministic PRNG of the core (splitmix64).  Seeded by
  * the embedder so the simulator and the tests are reproducible; the
  * kernel seeds it from get_random_u64().
  */

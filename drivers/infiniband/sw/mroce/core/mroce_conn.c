@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * connection setup, parameter validation and the entry
+ * points that dispatch to the sender and receiver engines.
+ * Serialised by the caller (see mroce_core.h).
+ */
+#include "mroce_internal.h"
+
+void mroce_params_default(struct mroce_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->num_paths = 16;
+	p->max_inflight = 1024;
+	p->mtu = 4096;
+	p->sport_min = 49152;
+	p->sport_max = 65535;
+	p->rto_init_ns = 1000000;
+	p->rto_min_ns = 200000;
+	p->rto_max_ns = 64000000;
+	p->reo_wnd_min_ns = 10000;
+	p->ack_delay_ns = 10000;
+	p->ack_every = 4;
+	p->down_after_rtos = 3;
+	p->retry_budget = 7;
+	p->probe_ns = 1000000;
+	p->steer_ns = 1000000;
+	p->steer_factor_pct = 300;
+	p->target_qdelay_ns = 25000;
+	p->cwnd_init = 16 * (p->mtu + MROCE_WIRE_OVERHEAD);
+	p->cwnd_min = p->mtu + MROCE_WIRE_OVERHEAD;
+	p->cwnd_max = MROCE_PATH_WND * (p->mtu + MROCE_WIRE_OVERHEAD);
+	p->seed = 1;
+}
+
+static bool mroce_params_ok(const struct mroce_params *p)
+{
+	if (!p->num_paths || p->num_paths > MROCE_MAX_PATHS)
+		return false;
+	if (p->max_inflight < 16 || p->max_inflight > MROCE_MAX_INFLIGHT ||
+	    (p->max_inflight & (p->max_inflight - 1)))
+		return false;
+	if (p->mtu < 256 || p->mtu > MROCE_MAX_PAYLOAD)
+		return false;
+	if (p->dqpn & ~MROCE_QPN_MASK)
+		return false;
+	if (p->sport_min > p->sport_max ||
+	    (u32)p->sport_max - p->sport_min + 1 < p->num_paths)
+		return false;
+	if (!p->rto_min_ns || p->rto_min_ns > p->rto_init_ns ||
+	    p->rto_init_ns > p->rto_max_ns)
+		return false;
+	if (!p->ack_every || !p->down_after_rtos || !p->probe_ns ||
+	    !p->steer_ns || p->steer_factor_pct < 100)
+		return false;
+	if (!p->cwnd_min || p->cwnd_min > p->cwnd_init ||
+	    p->cwnd_init > p->cwnd_max)
+		return false;
+	return true;
+}
+
+int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
+		    const struct mroce_conn_ops *ops, void *ctx, u64 now_ns)
+{
+	u32 i;
+
+	if (!c || !p || !mroce_params_ok(p))
+		return MROCE_E_INVAL;
+	memset(c, 0, sizeof(*c));
+	c->p = *p;
+	c->ops = ops;
+	c->ctx = ctx;
+	c->now_ns = now_ns;
+	mroce_prng_seed(&c->rng, p->seed);
+	for (i = 0; i < p->num_paths; i++)
+		mroce_path_init(c, i, now_ns);
+	c->next_steer_ns = now_ns + p->steer_ns;
+	return 0;
+}
+
+int mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		  bool ce, u64 now_ns)
+{
+	/* The embedder demultiplexes by destination QPN before calling. */
+	c->now_ns = now_ns;
+	switch (pkt->opcode) {
+	case MROCE_OP_ACK:
+		return mroce_send_ack(c, pkt, now_ns);
+	case MROCE_OP_PROBE:
+		if (pkt->path >= c->p.num_paths)
+			return MROCE_E_PATH;
+		mroce_recv_probe(c, pkt);
+		return 0;
+	default:
+		if (!mroce_op_is_data(pkt->opcode))
+			return MROCE_E_OPCODE;
+		return mroce_recv_data(c, pkt, ce, now_ns);
+	}
+}
+
+int mroce_conn_tx(struct mroce_conn *c, u64 now_ns, struct mroce_tx *tx)
+{
+	c->now_ns = now_ns;
+	if (mroce_recv_next_ack(c, now_ns, tx))
+		return 1;
+	return mroce_send_next(c, now_ns, tx);
+}
+
+u64 mroce_conn_next_timer(const struct mroce_conn *c)
+{
+	return min_t(u64, mroce_recv_next_timer(c), mroce_send_next_timer(c));
+}
+
+void mroce_conn_timer(struct mroce_conn *c, u64 now_ns)
+{
+	c->now_ns = now_ns;
+	mroce_recv_timer(c, now_ns);
+	mroce_send_timer(c, now_ns);
+}
+
+bool mroce_conn_idle(const struct mroce_conn *c)
+{
+	return c->msn_una == c->msn_nxt && c->snd_dsn_una == c->snd_dsn_nxt &&
+	       !c->resp_len;
+}
+
+int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
+			  struct mroce_path_stats *out)
+{
+	if (path >= c->p.num_paths || !out)
+		return MROCE_E_INVAL;
+	*out = c->path[path].st;
+	return 0;
+}

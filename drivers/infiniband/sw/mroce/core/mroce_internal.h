@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * helpers shared by the core's .c files; not API.
+ * Same locking rule as mroce_core.h: the caller serialises every call on
+ * a connection.
+ */
+#ifndef MROCE_INTERNAL_H
+#define MROCE_INTERNAL_H
+
+#include "mroce_core.h"
+
+enum mroce_dsn_state {
+	MROCE_DSN_FREE,
+	MROCE_DSN_INFLIGHT,	/* at least one live copy on some path */
+	MROCE_DSN_LOST,		/* waiting in the retransmit queue */
+	MROCE_DSN_DELIVERED,
+};
+
+/* Bytes a packet occupies in a path's window: payload + headers. */
+#define MROCE_WIRE_OVERHEAD	64u
+#define MROCE_PPM		1000000u
+#define MROCE_NSEC_PER_USEC	1000u
+
+static inline struct mroce_dsn_ent *mroce_dsn_ent(struct mroce_conn *c,
+						  u32 dsn)
+{
+	return &c->dsn[dsn & (c->p.max_inflight - 1)];
+}
+
+static inline struct mroce_smsg *mroce_smsg_of(struct mroce_conn *c, u32 msn)
+{
+	return &c->smsg[msn % MROCE_MAX_MSGS];
+}
+
+static inline struct mroce_rmsg *mroce_rmsg_of(struct mroce_conn *c, u32 msn)
+{
+	return &c->rmsg[msn % MROCE_MAX_MSGS];
+}
+
+static inline u32 mroce_ts_us(u64 now_ns)
+{
+	return (u32)mroce_div64(now_ns, MROCE_NSEC_PER_USEC);
+}
+
+/* True when dsn is in the sender's window [una, nxt). */
+static inline bool mroce_dsn_in_flight(const struct mroce_conn *c, u32 dsn)
+{
+	return dsn - c->snd_dsn_una < c->snd_dsn_nxt - c->snd_dsn_una;
+}
+
+/* mroce_path.c: scheduler, telemetry, steering, up/down. */
+void mroce_path_init(struct mroce_conn *c, u32 i, u64 now);
+int mroce_path_pick(struct mroce_conn *c, u32 wlen);
+bool mroce_path_has_room(const struct mroce_conn *c, u32 i, u32 wlen);
+void mroce_path_new_sport(struct mroce_conn *c, u32 i);
+u64 mroce_path_rto(const struct mroce_conn *c, const struct mroce_path *p);
+u64 mroce_path_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p);
+void mroce_path_down(struct mroce_conn *c, u32 i, u64 now);
+void mroce_path_up(struct mroce_conn *c, u32 i, u64 now);
+void mroce_path_steer(struct mroce_conn *c, u64 now);
+u32 mroce_paths_up(const struct mroce_conn *c);
+u16 mroce_ack_sport(const struct mroce_conn *c, u32 i);
+
+/* mroce_cc.c: per-path congestion control. */
+void mroce_cc_init(struct mroce_conn *c, struct mroce_path *p);
+void mroce_cc_rtt_sample(struct mroce_conn *c, struct mroce_path *p,
+			 u64 rtt);
+void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
+		     u32 acked_bytes, u32 acked_pkts, u32 ce_pkts, u64 rtt,
+		     u64 now);
+void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u64 now);
+void mroce_cc_on_rto(struct mroce_conn *c, struct mroce_path *p);
+
+/* mroce_send.c: sender engine. */
+void mroce_send_reset(struct mroce_conn *c);
+int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		   u64 now);
+int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx);
+void mroce_send_timer(struct mroce_conn *c, u64 now);
+u64 mroce_send_next_timer(const struct mroce_conn *c);
+void mroce_send_requeue_path(struct mroce_conn *c, u32 i);
+int mroce_send_on_resp(struct mroce_conn *c, const struct mroce_pkt *pkt);
+void mroce_send_complete(struct mroce_conn *c);
+
+/* mroce_recv.c: receiver engine. */
+int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		    bool ce, u64 now);
+void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt);
+int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx);
+void mroce_recv_timer(struct mroce_conn *c, u64 now);
+u64 mroce_recv_next_timer(const struct mroce_conn *c);
+void mroce_recv_advance(struct mroce_conn *c);
+u32 mroce_recv_cum_psn(const struct mroce_path *p);
+bool mroce_recv_path_update(struct mroce_path *p, u32 psn);
+
+#endif /* MROCE_INTERNAL_H */

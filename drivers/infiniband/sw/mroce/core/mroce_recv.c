@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * the receiver engine: per-path SACK scoreboards,
+ * connection-level DSN dedupe, out-of-order placement of requests,
+ * in-order completion/execution at the responder and ACK/NAK generation.
+ *
+ * State: every path's rcv_* fields (scoreboard and ACK trigger),
+ * c->rcv_dsn_cum/rcv_dsn_map (DSNs [cum, cum + max_inflight) seen),
+ * c->rmsg[] (peer requests in [rcv_msn_cum, + MROCE_MAX_MSGS)) and the
+ * single pending NAK.  Protected by the caller's serialisation.
+ */
+#include "mroce_internal.h"
+
+/* RNR NAK timer code: retry after (code + 1) * 10 us. */
+#define MROCE_RNR_TIMER		4
+
+/* ---------------------------------------------------------------- */
+/* Per-path scoreboard.                                              */
+
+static bool mroce_map_test(const u64 *m, u32 i)
+{
+	return m[i / 64] >> (i % 64) & 1;
+}
+
+static void mroce_map_set(u64 *m, u32 i)
+{
+	m[i / 64] |= 1ULL << (i % 64);
+}
+
+/* Shift the 256-bit map towards higher indexes by k (< 256) bits. */
+static void mroce_map_shift(u64 *m, u32 k)
+{
+	u32 ws = k / 64, bs = k % 64;
+	int i;
+
+	for (i = MROCE_SACK_WORDS - 1; i >= 0; i--) {
+		u64 v = 0;
+
+		if (i >= (int)ws) {
+			v = m[i - ws] << bs;
+			if (bs && i - (int)ws - 1 >= 0)
+				v |= m[i - ws - 1] >> (64 - bs);
+		}
+		m[i] = v;
+	}
+}
+
+/* Record psn; returns true when it had been seen (duplicate). */
+bool mroce_recv_path_update(struct mroce_path *p, u32 psn)
+{
+	u32 d;
+
+	if (mroce_seq_le(p->rcv_high, psn)) {
+		d = psn - p->rcv_high + 1;
+		if (d >= MROCE_SACK_BITS)
+			memset(p->rcv_map, 0, sizeof(p->rcv_map));
+		else
+			mroce_map_shift(p->rcv_map, d);
+		mroce_map_set(p->rcv_map, 0);
+		p->rcv_high = psn + 1;
+		return false;
+	}
+	d = p->rcv_high - 1 - psn;
+	if (d >= MROCE_SACK_BITS)
+		return true;	/* left the window: cannot tell, assume seen */
+	if (mroce_map_test(p->rcv_map, d))
+		return true;
+	mroce_map_set(p->rcv_map, d);
+	return false;
+}
+
+/* Oldest missing PSN of the window, or rcv_high when none is missing. */
+u32 mroce_recv_cum_psn(const struct mroce_path *p)
+{
+	int w, b;
+
+	for (w = MROCE_SACK_WORDS - 1; w >= 0; w--) {
+		u64 miss = ~p->rcv_map[w];
+
+		if (!miss)
+			continue;
+		for (b = 63; b >= 0; b--)
+			if (miss >> b & 1)
+				return p->rcv_high - 1 - (u32)(w * 64 + b);
+	}
+	return p->rcv_high;
+}
+
+static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
+			    const struct mroce_pkt *pkt, bool mark, u64 now)
+{
+	bool gap = pkt->psn != p->rcv_high, dup = false;
+
+	if (mark)
+		dup = mroce_recv_path_update(p, pkt->psn);
+	p->trig_psn = pkt->psn;
+	p->trig_dsn = pkt->dsn;
+	p->trig_msn = pkt->msn;
+	p->trig_ts = pkt->tx_ts;
+	p->rcv_unacked++;
+	if (gap || dup || (pkt->flags & MROCE_F_ACKREQ) ||
+	    p->rcv_unacked >= c->p.ack_every)
+		p->ack_now = true;
+	if (!p->ack_pending) {
+		p->ack_pending = true;
+		p->ack_due_ns = now + c->p.ack_delay_ns;
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* DSN dedupe.                                                       */
+
+static bool mroce_dsn_seen(const struct mroce_conn *c, u32 dsn)
+{
+	u32 i = dsn & (c->p.max_inflight - 1);
+
+	return mroce_map_test(c->rcv_dsn_map, i);
+}
+
+static void mroce_dsn_mark(struct mroce_conn *c, u32 dsn)
+{
+	u32 mask = c->p.max_inflight - 1, i;
+
+	mroce_map_set(c->rcv_dsn_map, dsn & mask);
+	for (;;) {
+		i = c->rcv_dsn_cum & mask;
+		if (!mroce_map_test(c->rcv_dsn_map, i))
+			break;
+		c->rcv_dsn_map[i / 64] &= ~(1ULL << (i % 64));
+		c->rcv_dsn_cum++;
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Requests.                                                         */
+
+static u8 mroce_syn_of(int ret)
+{
+	if (ret == -MROCE_SYN_REM_ACCESS || ret == -MROCE_SYN_INV_REQ)
+		return (u8)-ret;
+	return MROCE_SYN_REM_OP;
+}
+
+static u32 mroce_pkt_msg_len(const struct mroce_pkt *pkt)
+{
+	if (pkt->ext & MROCE_EXT_RETH)
+		return pkt->reth.length;
+	if (pkt->ext & MROCE_EXT_SETH)
+		return pkt->seth.length;
+	return 8;	/* atomics */
+}
+
+static bool mroce_rmsg_consistent(const struct mroce_rmsg *r,
+				  const struct mroce_pkt *pkt)
+{
+	if (r->opcode != pkt->opcode || r->total != mroce_pkt_msg_len(pkt))
+		return false;
+	if ((pkt->ext & MROCE_EXT_SETH) && r->rq_seq != pkt->seth.rq_seq)
+		return false;
+	if ((pkt->ext & MROCE_EXT_RETH) &&
+	    (r->va != pkt->reth.va || r->rkey != pkt->reth.rkey))
+		return false;
+	if ((pkt->ext & MROCE_EXT_IMETH) && r->imm != pkt->imm)
+		return false;
+	return true;
+}
+
+/* Returns 0 accepted, 1 receiver not ready, < 0 drop without marking. */
+static int mroce_recv_request(struct mroce_conn *c,
+			      const struct mroce_pkt *pkt)
+{
+	struct mroce_rmsg *r;
+	struct mroce_place pl;
+	int ret = 0;
+
+	if (pkt->msn - c->rcv_msn_cum >= MROCE_MAX_MSGS)
+		return MROCE_E_WINDOW;
+	r = mroce_rmsg_of(c, pkt->msn);
+	if (!r->in_use) {
+		memset(r, 0, sizeof(*r));
+		r->in_use = 1;
+		r->msn = pkt->msn;
+		r->opcode = pkt->opcode;
+		r->total = mroce_pkt_msg_len(pkt);
+		r->rq_seq = pkt->seth.rq_seq;
+		r->imm = pkt->imm;
+		if (pkt->ext & MROCE_EXT_RETH) {
+			r->va = pkt->reth.va;
+			r->rkey = pkt->reth.rkey;
+		}
+		if (pkt->ext & MROCE_EXT_AETH) {
+			r->va = pkt->aeth.va;
+			r->rkey = pkt->aeth.rkey;
+			r->swap = pkt->aeth.swap;
+			r->compare_add = pkt->aeth.compare_add;
+		}
+		r->have_len = 1;
+	} else if (!mroce_rmsg_consistent(r, pkt)) {
+		r->fail_syn = MROCE_SYN_INV_REQ;
+	}
+	r->path = pkt->path;
+	if (pkt->flags & MROCE_F_SOLICITED)
+		r->flags |= MROCE_F_SOLICITED;
+	if (r->fail_syn)
+		goto out;
+
+	memset(&pl, 0, sizeof(pl));
+	pl.msn = pkt->msn;
+	pl.rq_seq = r->rq_seq;
+	pl.offset = pkt->offset;
+	pl.msg_len = r->total;
+	pl.data = pkt->payload;
+	pl.len = pkt->payload_len;
+	pl.first = pkt->offset == 0;
+	switch (pkt->opcode) {
+	case MROCE_OP_SEND:
+	case MROCE_OP_SEND_IMM:
+	case MROCE_OP_SEND_INV:
+		pl.kind = MROCE_PLACE_SEND;
+		if (c->ops && c->ops->place)
+			ret = c->ops->place(c->ctx, &pl);
+		break;
+	case MROCE_OP_WRITE:
+	case MROCE_OP_WRITE_IMM:
+		pl.kind = MROCE_PLACE_WRITE;
+		pl.va = r->va;
+		pl.rkey = r->rkey;
+		if (pl.len && c->ops && c->ops->place)
+			ret = c->ops->place(c->ctx, &pl);
+		break;
+	default:
+		/* READ_REQ, atomics: executed in order by mroce_recv_advance */
+		r->placed = r->total;
+		r->done = 1;
+		goto out;
+	}
+	if (ret == -MROCE_SYN_RNR)
+		return 1;
+	if (ret) {
+		r->fail_syn = mroce_syn_of(ret);
+		goto out;
+	}
+	r->placed += pkt->payload_len;
+	if (r->placed >= r->total)
+		r->done = 1;
+out:
+	return 0;
+}
+
+static void mroce_nak_set(struct mroce_conn *c, u8 syn, u16 path,
+			  const struct mroce_pkt *pkt, u32 msn)
+{
+	/* a pending fatal NAK is never replaced */
+	if (c->nak_pending && c->nak_syn != MROCE_SYN_RNR)
+		return;
+	c->nak_pending = true;
+	c->nak_syn = syn;
+	c->nak_path = path;
+	c->nak_psn = pkt ? pkt->psn : 0;
+	c->nak_dsn = pkt ? pkt->dsn : 0;
+	c->nak_msn = msn;
+}
+
+static int mroce_resp_push(struct mroce_conn *c, const struct mroce_rmsg *r,
+			   u8 opcode, u64 orig)
+{
+	struct mroce_resp *s;
+	u32 slot;
+
+	if (c->resp_len >= MROCE_MAX_RESP)
+		return MROCE_E_NOSPC;
+	slot = (c->resp_head + c->resp_len) % MROCE_MAX_RESP;
+	s = &c->resp[slot];
+	memset(s, 0, sizeof(*s));
+	s->in_use = 1;
+	s->opcode = opcode;
+	s->msn = r->msn;
+	s->va = r->va;
+	s->rkey = r->rkey;
+	s->orig = orig;
+	if (opcode == MROCE_OP_READ_RESP) {
+		s->len = r->total;
+		s->pkts = r->total ? (r->total - 1) / c->p.mtu + 1 : 1;
+	} else {
+		s->len = 0;
+		s->pkts = 1;
+	}
+	c->resp_len++;
+	return 0;
+}
+
+static void mroce_recv_cqe(struct mroce_conn *c, const struct mroce_rmsg *r)
+{
+	struct mroce_completion cq;
+
+	memset(&cq, 0, sizeof(cq));
+	cq.kind = MROCE_CQE_RECV;
+	cq.status = MROCE_ST_SUCCESS;
+	cq.op = r->opcode;
+	cq.msn = r->msn;
+	cq.rq_seq = r->rq_seq;
+	cq.byte_len = r->opcode == MROCE_OP_WRITE_IMM ? 0 : r->total;
+	cq.imm = r->imm;
+	cq.with_imm = r->opcode == MROCE_OP_SEND_IMM ||
+		      r->opcode == MROCE_OP_WRITE_IMM;
+	cq.with_inv = r->opcode == MROCE_OP_SEND_INV;
+	cq.solicited = !!(r->flags & MROCE_F_SOLICITED);
+	c->st.completions++;
+	if (c->ops && c->ops->complete)
+		c->ops->complete(c->ctx, &cq);
+}
+
+static u32 mroce_syn_to_status(u8 syn)
+{
+	if (syn == MROCE_SYN_REM_ACCESS)
+		return MROCE_ST_REM_ACCESS;
+	if (syn == MROCE_SYN_INV_REQ)
+		return MROCE_ST_REM_INV_REQ;
+	return MROCE_ST_REM_OP;
+}
+
+/*
+ * Complete (SEND, WRITE_IMM) or execute (READ, atomics) peer messages in
+ * MSN order once all their bytes are placed: verbs ordering.  READ and
+ * atomics wait for a free response slot; the response slot is the
+ * responder's cache, re-sent by the sender engine until acknowledged and
+ * never re-executed (duplicates are stopped by the DSN dedupe).
+ */
+void mroce_recv_advance(struct mroce_conn *c)
+{
+	struct mroce_rmsg *r;
+	u64 orig;
+	int ret;
+
+	while (c->state == MROCE_CONN_OK) {
+		r = mroce_rmsg_of(c, c->rcv_msn_cum);
+		if (!r->in_use || r->msn != c->rcv_msn_cum)
+			break;
+		if (!r->fail_syn && !r->done)
+			break;
+		if (!r->fail_syn) {
+			switch (r->opcode) {
+			case MROCE_OP_READ_REQ:
+				if (c->resp_len >= MROCE_MAX_RESP)
+					return;
+				ret = c->ops && c->ops->read_check ?
+				      c->ops->read_check(c->ctx, r->va, r->rkey,
+							 r->total) : 0;
+				if (ret)
+					r->fail_syn = mroce_syn_of(ret);
+				else
+					mroce_resp_push(c, r, MROCE_OP_READ_RESP,
+							0);
+				break;
+			case MROCE_OP_CMP_SWAP:
+			case MROCE_OP_FETCH_ADD:
+				if (c->resp_len >= MROCE_MAX_RESP)
+					return;
+				orig = 0;
+				ret = c->ops && c->ops->atomic ?
+				      c->ops->atomic(c->ctx,
+						     r->opcode == MROCE_OP_CMP_SWAP ?
+						     MROCE_WOP_CMP_SWAP :
+						     MROCE_WOP_FETCH_ADD,
+						     r->va, r->rkey, r->swap,
+						     r->compare_add, &orig) :
+				      -MROCE_SYN_REM_OP;
+				if (ret)
+					r->fail_syn = mroce_syn_of(ret);
+				else
+					mroce_resp_push(c, r,
+							MROCE_OP_ATOMIC_RESP,
+							orig);
+				break;
+			case MROCE_OP_WRITE:
+				break;
+			default:
+				mroce_recv_cqe(c, r);
+				break;
+			}
+		}
+		if (r->fail_syn) {
+			mroce_nak_set(c, r->fail_syn, r->path, NULL, r->msn);
+			r->in_use = 0;
+			c->rcv_msn_cum++;
+			mroce_conn_set_error(c, mroce_syn_to_status(r->fail_syn));
+			return;
+		}
+		r->in_use = 0;
+		c->rcv_msn_cum++;
+	}
+}
+
+int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		    bool ce, u64 now)
+{
+	struct mroce_path *p;
+	u32 off;
+	int ret;
+
+	if (pkt->path >= c->p.num_paths)
+		return MROCE_E_PATH;
+	p = &c->path[pkt->path];
+	c->st.rx_data++;
+	if (ce)
+		p->rcv_ce++;
+	if (c->state != MROCE_CONN_OK)
+		return MROCE_E_STATE;
+	if (pkt->payload_len > c->p.mtu) {
+		c->st.rx_drop++;
+		return MROCE_E_PAYLOAD;
+	}
+
+	off = pkt->dsn - c->rcv_dsn_cum;
+	if (off >= c->p.max_inflight) {
+		if (!mroce_seq_lt(pkt->dsn, c->rcv_dsn_cum)) {
+			c->st.rx_drop++;
+			return MROCE_E_WINDOW;
+		}
+		goto dup;
+	}
+	if (mroce_dsn_seen(c, pkt->dsn))
+		goto dup;
+
+	if (pkt->opcode == MROCE_OP_READ_RESP ||
+	    pkt->opcode == MROCE_OP_ATOMIC_RESP) {
+		ret = mroce_send_on_resp(c, pkt);
+		if (ret == MROCE_E_STATE)
+			return ret;
+		/* bogus responses are consumed so they are not resent */
+		mroce_dsn_mark(c, pkt->dsn);
+		mroce_recv_note(c, p, pkt, true, now);
+		if (ret)
+			c->st.rx_drop++;
+		return ret;
+	}
+
+	ret = mroce_recv_request(c, pkt);
+	if (ret < 0) {
+		c->st.rx_drop++;
+		return ret;
+	}
+	if (ret == 1) {
+		/* not accepted: neither DSN nor PSN recorded */
+		c->st.nak_tx++;
+		mroce_nak_set(c, MROCE_SYN_RNR, pkt->path, pkt, pkt->msn);
+		mroce_recv_note(c, p, pkt, false, now);
+		return 0;
+	}
+	mroce_dsn_mark(c, pkt->dsn);
+	mroce_recv_note(c, p, pkt, true, now);
+	mroce_recv_advance(c);
+	return 0;
+dup:
+	c->st.rx_dup++;
+	mroce_recv_note(c, p, pkt, true, now);
+	return MROCE_E_DUP;
+}
+
+void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt)
+{
+	struct mroce_path *p;
+
+	if (pkt->path >= c->p.num_paths)
+		return;
+	p = &c->path[pkt->path];
+	p->trig_psn = 0;
+	p->trig_dsn = 0;
+	p->trig_msn = 0;
+	p->trig_ts = pkt->tx_ts;
+	p->ack_now = true;
+	p->ack_pending = true;
+}
+
+/* ---------------------------------------------------------------- */
+/* ACK generation.                                                   */
+
+static void mroce_build_ack(struct mroce_conn *c, u32 i, u64 now,
+			    struct mroce_tx *tx)
+{
+	struct mroce_path *p = &c->path[i];
+	struct mroce_pkt *pkt = &tx->pkt;
+
+	memset(tx, 0, sizeof(*tx));
+	pkt->version = MROCE_WIRE_VERSION;
+	pkt->opcode = MROCE_OP_ACK;
+	pkt->path = i;
+	pkt->dqpn = c->p.dqpn;
+	pkt->psn = p->trig_psn;
+	pkt->dsn = p->trig_dsn;
+	pkt->msn = p->trig_msn;
+	pkt->tx_ts = mroce_ts_us(now);
+	pkt->ext = MROCE_EXT_ACKETH;
+	pkt->ack.high_psn = p->rcv_high;
+	pkt->ack.cum_psn = mroce_recv_cum_psn(p);
+	pkt->ack.ecn_ce = p->rcv_ce;
+	pkt->ack.echo_ts = p->trig_ts;
+	pkt->ack.cum_dsn = c->rcv_dsn_cum;
+	pkt->ack.cmpl_msn = c->rcv_msn_cum;
+	memcpy(pkt->ack.sack, p->rcv_map, sizeof(pkt->ack.sack));
+	tx->sport = mroce_ack_sport(c, i);
+	c->st.tx_acks++;
+}
+
+int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
+{
+	struct mroce_path *p;
+	u32 i;
+
+	if (c->nak_pending) {
+		c->nak_pending = false;
+		i = c->nak_path < c->p.num_paths ? c->nak_path : 0;
+		mroce_build_ack(c, i, now, tx);
+		tx->pkt.psn = c->nak_psn;
+		tx->pkt.dsn = c->nak_dsn;
+		tx->pkt.msn = c->nak_msn;
+		tx->pkt.ack.syndrome = c->nak_syn;
+		if (c->nak_syn == MROCE_SYN_RNR)
+			tx->pkt.ack.rnr_timer = MROCE_RNR_TIMER;
+		return 1;
+	}
+	if (c->state != MROCE_CONN_OK)
+		return 0;
+	for (i = 0; i < c->p.num_paths; i++) {
+		p = &c->path[i];
+		if (!p->ack_now && !(p->ack_pending && now >= p->ack_due_ns))
+			continue;
+		p->ack_now = false;
+		p->ack_pending = false;
+		p->rcv_unacked = 0;
+		mroce_build_ack(c, i, now, tx);
+		return 1;
+	}
+	return 0;
+}
+
+void mroce_recv_timer(struct mroce_conn *c, u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < c->p.num_paths; i++)
+		if (c->path[i].ack_pending && now >= c->path[i].ack_due_ns)
+			c->path[i].ack_now = true;
+}
+
+u64 mroce_recv_next_timer(const struct mroce_conn *c)
+{
+	u64 t = U64_MAX;
+	u32 i;
+
+	for (i = 0; i < c->p.num_paths; i++)
+		if (c->path[i].ack_pending)
+			t = min_t(u64, t, c->path[i].ack_due_ns);
+	return t;
+}

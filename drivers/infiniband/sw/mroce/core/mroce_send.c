@@ -1,0 +1,986 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * the sender engine: WR segmentation, DSN/PSN bookkeeping,
+ * ACK/SACK processing, loss detection (RACK, RTO, TLP), retransmission
+ * and in-order completion of our WRs.
+ *
+ * State: c->dsn[] (one record per DSN in [snd_dsn_una, snd_dsn_nxt)),
+ * every path's win[] (one record per PSN in [snd_una, snd_nxt)),
+ * c->retxq (DSNs waiting for retransmission, each at most once),
+ * c->smsg[] (our WRs, MSN order) and c->resp[] (responses we serve).
+ * All of it is protected by the caller's serialisation of the connection.
+ */
+#include "mroce_internal.h"
+
+#define MROCE_LOSS_G_SHIFT	6	/* loss EWMA gain 1/64 per packet */
+#define MROCE_RTT_SANE_NS	10000000000ULL	/* ignore samples > 10 s */
+#define MROCE_RNR_UNIT_NS	10000u	/* rnr_timer unit: 10 us */
+
+static bool mroce_wop_needs_resp(u32 op)
+{
+	return op == MROCE_WOP_READ || op == MROCE_WOP_CMP_SWAP ||
+	       op == MROCE_WOP_FETCH_ADD;
+}
+
+static bool mroce_wop_uses_rq(u32 op)
+{
+	return op == MROCE_WOP_SEND || op == MROCE_WOP_SEND_IMM ||
+	       op == MROCE_WOP_SEND_INV || op == MROCE_WOP_WRITE_IMM;
+}
+
+static u8 mroce_wop_opcode(u32 op)
+{
+	static const u8 map[] = {
+		[MROCE_WOP_SEND] = MROCE_OP_SEND,
+		[MROCE_WOP_SEND_IMM] = MROCE_OP_SEND_IMM,
+		[MROCE_WOP_SEND_INV] = MROCE_OP_SEND_INV,
+		[MROCE_WOP_WRITE] = MROCE_OP_WRITE,
+		[MROCE_WOP_WRITE_IMM] = MROCE_OP_WRITE_IMM,
+		[MROCE_WOP_READ] = MROCE_OP_READ_REQ,
+		[MROCE_WOP_CMP_SWAP] = MROCE_OP_CMP_SWAP,
+		[MROCE_WOP_FETCH_ADD] = MROCE_OP_FETCH_ADD,
+	};
+
+	return op < ARRAY_SIZE(map) ? map[op] : 0;
+}
+
+static u32 mroce_wlen(u32 len)
+{
+	return len + MROCE_WIRE_OVERHEAD;
+}
+
+/* ---------------------------------------------------------------- */
+/* Posting.                                                          */
+
+int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
+		    u64 now_ns)
+{
+	struct mroce_smsg *m;
+	u32 msn, k, reads = 0;
+
+	c->now_ns = now_ns;
+	if (c->state != MROCE_CONN_OK)
+		return MROCE_E_STATE;
+	if (!wr || !mroce_wop_opcode(wr->op) ||
+	    wr->length > MROCE_MAX_MSG_LEN)
+		return MROCE_E_INVAL;
+	if ((wr->op == MROCE_WOP_CMP_SWAP || wr->op == MROCE_WOP_FETCH_ADD) &&
+	    (wr->length != 8 || (wr->remote_va & 7)))
+		return MROCE_E_INVAL;
+	if (c->msn_nxt - c->msn_una >= MROCE_MAX_MSGS)
+		return MROCE_E_NOSPC;
+	if (mroce_wop_needs_resp(wr->op)) {
+		for (k = c->msn_una; k != c->msn_nxt; k++) {
+			m = mroce_smsg_of(c, k);
+			reads += mroce_wop_needs_resp(m->wr.op) && !m->done;
+		}
+		if (reads >= MROCE_MAX_RESP)
+			return MROCE_E_NOSPC;
+	}
+	msn = c->msn_nxt;
+	m = mroce_smsg_of(c, msn);
+	memset(m, 0, sizeof(*m));
+	m->wr = *wr;
+	m->msn = msn;
+	if (mroce_wop_uses_rq(wr->op))
+		m->rq_seq = c->rq_seq_nxt++;
+	if (mroce_wop_needs_resp(wr->op))
+		m->pkts = 1;
+	else
+		m->pkts = wr->length ? (wr->length - 1) / c->p.mtu + 1 : 1;
+	m->in_use = 1;
+	c->msn_nxt++;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Delivery, loss and completion bookkeeping.                        */
+
+static void mroce_smsg_check(struct mroce_smsg *m)
+{
+	if (m->done)
+		return;
+	if (mroce_wop_needs_resp(m->wr.op))
+		m->done = m->resp_complete;
+	else
+		m->done = m->segmented && m->pkts_acked >= m->pkts;
+}
+
+/* Emit completions of finished WRs in MSN order. */
+void mroce_send_complete(struct mroce_conn *c)
+{
+	struct mroce_completion cq;
+	struct mroce_smsg *m;
+
+	while (c->msn_una != c->msn_nxt) {
+		m = mroce_smsg_of(c, c->msn_una);
+		if (!m->done)
+			break;
+		memset(&cq, 0, sizeof(cq));
+		cq.kind = MROCE_CQE_REQ;
+		cq.status = m->status;
+		cq.op = m->wr.op;
+		cq.msn = m->msn;
+		cq.cookie = m->wr.cookie;
+		cq.byte_len = m->wr.length;
+		cq.atomic_orig = m->atomic_orig;
+		m->in_use = 0;
+		c->msn_una++;
+		c->st.completions++;
+		if (c->ops && c->ops->complete)
+			c->ops->complete(c->ctx, &cq);
+	}
+	if (mroce_seq_lt(c->msn_seg, c->msn_una))
+		c->msn_seg = c->msn_una;
+}
+
+/* Free finished response slots at the FIFO head (responder cache). */
+static void mroce_resp_pop(struct mroce_conn *c)
+{
+	bool freed = false;
+
+	while (c->resp_len && !c->resp[c->resp_head].in_use) {
+		c->resp_head = (c->resp_head + 1) % MROCE_MAX_RESP;
+		c->resp_len--;
+		freed = true;
+	}
+	if (freed)
+		mroce_recv_advance(c);	/* a stalled READ may proceed */
+}
+
+static void mroce_dsn_mark_delivered(struct mroce_conn *c,
+				     struct mroce_dsn_ent *ent)
+{
+	if (ent->state == MROCE_DSN_DELIVERED || ent->state == MROCE_DSN_FREE)
+		return;
+	ent->state = MROCE_DSN_DELIVERED;
+	if (ent->resp) {
+		struct mroce_resp *r = &c->resp[ent->resp_slot];
+
+		if (r->in_use && r->msn == ent->msn &&
+		    ++r->pkts_acked >= r->pkts)
+			r->in_use = 0;
+	} else {
+		struct mroce_smsg *m = mroce_smsg_of(c, ent->msn);
+
+		if (m->in_use && m->msn == ent->msn) {
+			m->pkts_acked++;
+			mroce_smsg_check(m);
+		}
+	}
+}
+
+static void mroce_dsn_deliver(struct mroce_conn *c, u32 dsn)
+{
+	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, dsn);
+
+	if (mroce_dsn_in_flight(c, dsn) && ent->dsn == dsn)
+		mroce_dsn_mark_delivered(c, ent);
+}
+
+static bool mroce_dsn_done(struct mroce_conn *c, u32 dsn)
+{
+	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, dsn);
+
+	return !mroce_dsn_in_flight(c, dsn) || ent->dsn != dsn ||
+	       ent->state == MROCE_DSN_DELIVERED;
+}
+
+static void mroce_dsn_advance(struct mroce_conn *c)
+{
+	struct mroce_dsn_ent *ent;
+
+	while (c->snd_dsn_una != c->snd_dsn_nxt) {
+		ent = mroce_dsn_ent(c, c->snd_dsn_una);
+		if (ent->state != MROCE_DSN_DELIVERED)
+			break;
+		ent->state = MROCE_DSN_FREE;
+		c->snd_dsn_una++;
+	}
+	mroce_resp_pop(c);
+}
+
+static void mroce_retx_queue(struct mroce_conn *c, struct mroce_dsn_ent *ent)
+{
+	u32 mask = c->p.max_inflight - 1;
+
+	ent->state = MROCE_DSN_LOST;
+	if (ent->queued)
+		return;
+	/* At most one entry per DSN in flight: cannot overflow. */
+	c->retxq[(c->retxq_head + c->retxq_len) & mask] = ent->dsn;
+	c->retxq_len++;
+	ent->queued = 1;
+}
+
+static void mroce_psn_resolve(struct mroce_path *p, struct mroce_psn_ent *e)
+{
+	u32 w = mroce_wlen(e->len);
+
+	e->live = 0;
+	p->st.inflight -= min_t(u32, w, p->st.inflight);
+}
+
+static void mroce_path_advance_una(struct mroce_path *p)
+{
+	while (p->snd_una != p->snd_nxt &&
+	       !p->win[p->snd_una % MROCE_PATH_WND].live)
+		p->snd_una++;
+}
+
+static void mroce_psn_lost(struct mroce_conn *c, struct mroce_path *p,
+			   struct mroce_psn_ent *e)
+{
+	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, e->dsn);
+
+	mroce_psn_resolve(p, e);
+	p->st.lost_pkts++;
+	p->steer_samples++;
+	p->st.loss_frac_ppm = p->st.loss_frac_ppm -
+			      (p->st.loss_frac_ppm >> MROCE_LOSS_G_SHIFT) +
+			      (MROCE_PPM >> MROCE_LOSS_G_SHIFT);
+	if (mroce_dsn_in_flight(c, e->dsn) && ent->dsn == e->dsn &&
+	    ent->state == MROCE_DSN_INFLIGHT)
+		mroce_retx_queue(c, ent);
+}
+
+void mroce_send_requeue_path(struct mroce_conn *c, u32 i)
+{
+	struct mroce_path *p = &c->path[i];
+	struct mroce_dsn_ent *ent;
+	struct mroce_psn_ent *e;
+	u32 psn;
+
+	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
+		e = &p->win[psn % MROCE_PATH_WND];
+		if (!e->live)
+			continue;
+		mroce_psn_resolve(p, e);
+		ent = mroce_dsn_ent(c, e->dsn);
+		if (mroce_dsn_in_flight(c, e->dsn) && ent->dsn == e->dsn &&
+		    ent->state == MROCE_DSN_INFLIGHT)
+			mroce_retx_queue(c, ent);
+	}
+	p->snd_una = p->snd_nxt;
+	p->st.inflight = 0;
+}
+
+/*
+ * RACK: a live packet sent before the newest delivered packet of the same
+ * path is lost once srtt + reorder window passed since it was sent.
+ */
+static void mroce_rack_detect(struct mroce_conn *c, u32 i, u64 now)
+{
+	struct mroce_path *p = &c->path[i];
+	u64 wait = p->st.srtt_ns + mroce_path_reo_wnd(c, p);
+	struct mroce_psn_ent *e;
+	bool lost = false;
+	u32 psn;
+
+	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
+		e = &p->win[psn % MROCE_PATH_WND];
+		if (!e->live)
+			continue;
+		if (mroce_dsn_done(c, e->dsn)) {
+			/* delivered through another path: no signal */
+			mroce_psn_resolve(p, e);
+			continue;
+		}
+		if (e->sent_ns >= p->rack_xmit_ns || now < e->sent_ns + wait)
+			break;
+		mroce_psn_lost(c, p, e);
+		lost = true;
+	}
+	if (lost)
+		mroce_cc_on_loss(c, p, now);
+	mroce_path_advance_una(p);
+}
+
+static u64 mroce_rack_deadline(const struct mroce_conn *c,
+			       const struct mroce_path *p)
+{
+	const struct mroce_psn_ent *e;
+	u32 psn;
+
+	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
+		e = &p->win[psn % MROCE_PATH_WND];
+		if (!e->live)
+			continue;
+		if (e->sent_ns >= p->rack_xmit_ns)
+			return U64_MAX;
+		return e->sent_ns + p->st.srtt_ns + mroce_path_reo_wnd(c, p);
+	}
+	return U64_MAX;
+}
+
+/* ---------------------------------------------------------------- */
+/* Fatal errors.                                                     */
+
+void mroce_conn_set_error(struct mroce_conn *c, u32 status)
+{
+	struct mroce_smsg *m;
+	u32 k, i;
+	bool first = true;
+
+	if (c->state == MROCE_CONN_ERROR)
+		return;
+	c->state = MROCE_CONN_ERROR;
+	c->err_status = status ? status : MROCE_ST_WR_FLUSH;
+	for (k = c->msn_una; k != c->msn_nxt; k++) {
+		m = mroce_smsg_of(c, k);
+		if (m->done)
+			continue;
+		m->done = 1;
+		m->status = first && status ? status : MROCE_ST_WR_FLUSH;
+		first = false;
+	}
+	mroce_send_complete(c);
+	/* Nothing more is sent: forget what is in flight. */
+	c->snd_dsn_una = c->snd_dsn_nxt;
+	c->retxq_len = 0;
+	for (i = 0; i < c->p.num_paths; i++) {
+		c->path[i].snd_una = c->path[i].snd_nxt;
+		c->path[i].st.inflight = 0;
+		c->path[i].tlp_req = false;
+	}
+	for (i = 0; i < MROCE_MAX_RESP; i++)
+		c->resp[i].in_use = 0;
+	c->resp_len = 0;
+}
+
+/* Fatal NAK for our message msn: earlier ones completed at the peer. */
+static void mroce_send_fatal(struct mroce_conn *c, u32 msn, u32 status)
+{
+	struct mroce_smsg *m;
+	u32 k;
+
+	if (msn - c->msn_una >= c->msn_nxt - c->msn_una) {
+		mroce_conn_set_error(c, status);
+		return;
+	}
+	for (k = c->msn_una; k != msn; k++) {
+		m = mroce_smsg_of(c, k);
+		if (m->done)
+			continue;
+		m->done = 1;
+		/* a response that never came cannot be reported as success */
+		if (mroce_wop_needs_resp(m->wr.op) && !m->resp_complete)
+			m->status = MROCE_ST_WR_FLUSH;
+	}
+	m = mroce_smsg_of(c, msn);
+	m->done = 1;
+	m->status = status;
+	mroce_send_complete(c);
+	mroce_conn_set_error(c, MROCE_ST_WR_FLUSH);
+}
+
+/* ---------------------------------------------------------------- */
+/* ACK processing.                                                   */
+
+static u32 mroce_syn_status(u8 syn)
+{
+	switch (syn) {
+	case MROCE_SYN_REM_ACCESS:
+		return MROCE_ST_REM_ACCESS;
+	case MROCE_SYN_INV_REQ:
+		return MROCE_ST_REM_INV_REQ;
+	default:
+		return MROCE_ST_REM_OP;
+	}
+}
+
+static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
+			   const struct mroce_pkt *pkt, u64 now)
+{
+	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, pkt->dsn);
+	struct mroce_psn_ent *e = &p->win[pkt->psn % MROCE_PATH_WND];
+	u64 until = now + (u64)(pkt->ack.rnr_timer + 1) * MROCE_RNR_UNIT_NS;
+
+	if (!mroce_dsn_in_flight(c, pkt->dsn) || ent->dsn != pkt->dsn ||
+	    ent->state == MROCE_DSN_DELIVERED)
+		return;
+	if (pkt->psn - p->snd_una < p->snd_nxt - p->snd_una && e->live &&
+	    e->dsn == pkt->dsn)
+		mroce_psn_resolve(p, e);	/* refused, not lost: no CC */
+	ent->rnr_until_ns = until;
+	if (until > c->rnr_until_ns)
+		c->rnr_until_ns = until;
+	mroce_retx_queue(c, ent);
+}
+
+int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
+{
+	const struct mroce_ack *a = &pkt->ack;
+	struct mroce_path *p;
+	struct mroce_psn_ent *e;
+	u32 i = pkt->path, psn, d, pkts = 0, bytes = 0, ce = 0;
+	u64 rtt;
+
+	if (i >= c->p.num_paths)
+		return MROCE_E_PATH;
+	p = &c->path[i];
+	c->st.rx_acks++;
+	if (c->state != MROCE_CONN_OK)
+		return MROCE_E_STATE;
+	/* Validate the windows before touching any state. */
+	if (mroce_seq_lt(c->snd_dsn_nxt, a->cum_dsn) ||
+	    mroce_seq_lt(p->snd_nxt, a->high_psn))
+		return MROCE_E_WINDOW;
+
+	if (a->syndrome == MROCE_SYN_RNR) {
+		c->st.nak_rx++;
+		mroce_send_rnr(c, p, pkt, now);
+	} else if (a->syndrome != MROCE_SYN_ACK) {
+		c->st.nak_rx++;
+		mroce_send_fatal(c, pkt->msn, mroce_syn_status(a->syndrome));
+		return 0;
+	}
+
+	/* Connection-level cumulative DSN. */
+	for (d = c->snd_dsn_una; mroce_seq_lt(d, a->cum_dsn); d++)
+		mroce_dsn_deliver(c, d);
+
+	/* Path-level SACK. */
+	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
+		u32 dist;
+		bool got;
+
+		if (!mroce_seq_lt(psn, a->high_psn))
+			break;
+		e = &p->win[psn % MROCE_PATH_WND];
+		if (!e->live)
+			continue;
+		dist = a->high_psn - 1 - psn;
+		got = mroce_seq_lt(psn, a->cum_psn) ||
+		      (dist < MROCE_SACK_BITS &&
+		       (a->sack[dist / 64] >> (dist % 64) & 1));
+		if (!got)
+			continue;
+		pkts++;
+		bytes += e->len;
+		if (e->sent_ns > p->rack_xmit_ns)
+			p->rack_xmit_ns = e->sent_ns;
+		mroce_psn_resolve(p, e);
+		p->st.delivered_pkts++;
+		p->steer_samples++;
+		p->st.loss_frac_ppm -= p->st.loss_frac_ppm >> MROCE_LOSS_G_SHIFT;
+		mroce_dsn_deliver(c, e->dsn);
+	}
+
+	rtt = (u64)(u32)(mroce_ts_us(now) - a->echo_ts) * MROCE_NSEC_PER_USEC;
+	if (rtt >= MROCE_RTT_SANE_NS)
+		rtt = 0;
+	if (p->ecn_valid) {
+		ce = a->ecn_ce - p->ecn_ce_seen;
+		if (ce > (1u << 24))
+			ce = 0;		/* went backwards: reordered ACK */
+	}
+	if (!p->ecn_valid || ce)
+		p->ecn_ce_seen = a->ecn_ce;
+	p->ecn_valid = true;
+
+	if (p->st.state == MROCE_PATH_DOWN) {
+		if (p->probe_out && mroce_seq_le(p->probe_ts, a->echo_ts))
+			mroce_path_up(c, i, now);
+	} else if (pkts) {
+		if (rtt)
+			mroce_cc_rtt_sample(c, p, rtt);
+		p->last_ack_ns = now;
+		p->consec_rto = 0;
+		p->backoff = 0;
+		p->tlp_out = false;
+		mroce_cc_on_ack(c, p, bytes, pkts, ce, rtt, now);
+	}
+	mroce_path_advance_una(p);
+	mroce_rack_detect(c, i, now);
+	mroce_dsn_advance(c);
+	mroce_send_complete(c);
+	return 0;
+}
+
+/* READ/ATOMIC response for our WR (after the receiver's DSN checks). */
+int mroce_send_on_resp(struct mroce_conn *c, const struct mroce_pkt *pkt)
+{
+	struct mroce_smsg *m = mroce_smsg_of(c, pkt->msn);
+	struct mroce_place pl;
+	int ret;
+
+	if (pkt->msn - c->msn_una >= c->msn_nxt - c->msn_una ||
+	    !m->in_use || m->msn != pkt->msn || m->done)
+		return MROCE_E_NOMSG;
+	if (pkt->opcode == MROCE_OP_READ_RESP) {
+		if (m->wr.op != MROCE_WOP_READ ||
+		    pkt->rresp_len != m->wr.length)
+			return MROCE_E_FIELD;
+		if (pkt->payload_len) {
+			memset(&pl, 0, sizeof(pl));
+			pl.kind = MROCE_PLACE_READ_RESP;
+			pl.msn = pkt->msn;
+			pl.offset = pkt->offset;
+			pl.msg_len = m->wr.length;
+			pl.cookie = m->wr.cookie;
+			pl.data = pkt->payload;
+			pl.len = pkt->payload_len;
+			pl.first = pkt->offset == 0;
+			ret = c->ops && c->ops->place ?
+			      c->ops->place(c->ctx, &pl) : 0;
+			if (ret) {
+				mroce_conn_set_error(c, MROCE_ST_LOC_PROT);
+				return MROCE_E_STATE;
+			}
+		}
+		m->resp_done += pkt->payload_len;
+		if (m->resp_done >= m->wr.length)
+			m->resp_complete = 1;
+	} else {
+		if (m->wr.op != MROCE_WOP_CMP_SWAP &&
+		    m->wr.op != MROCE_WOP_FETCH_ADD)
+			return MROCE_E_FIELD;
+		m->atomic_orig = pkt->atomic_orig;
+		m->resp_complete = 1;
+	}
+	if (m->resp_complete) {
+		/* the response proves the request arrived */
+		mroce_dsn_deliver(c, m->first_dsn);
+		mroce_smsg_check(m);
+		mroce_dsn_advance(c);
+		mroce_send_complete(c);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Transmission.                                                     */
+
+static void mroce_fill_data(struct mroce_conn *c,
+			    const struct mroce_dsn_ent *ent,
+			    struct mroce_tx *tx)
+{
+	struct mroce_pkt *pkt = &tx->pkt;
+
+	memset(tx, 0, sizeof(*tx));
+	pkt->version = MROCE_WIRE_VERSION;
+	pkt->dqpn = c->p.dqpn;
+	pkt->dsn = ent->dsn;
+	pkt->msn = ent->msn;
+	pkt->offset = ent->offset;
+	pkt->payload_len = ent->len;
+	pkt->flags = ent->flags;
+	if (ent->resp) {
+		const struct mroce_resp *r = &c->resp[ent->resp_slot];
+
+		pkt->opcode = r->opcode;
+		if (r->opcode == MROCE_OP_READ_RESP) {
+			pkt->rresp_len = r->len;
+			if (ent->len) {
+				tx->src = MROCE_SRC_LOCAL_MEM;
+				tx->src_va = r->va + ent->offset;
+				tx->src_rkey = r->rkey;
+			}
+		} else {
+			pkt->atomic_orig = r->orig;
+		}
+	} else {
+		const struct mroce_smsg *m = &c->smsg[ent->msn % MROCE_MAX_MSGS];
+		const struct mroce_wr *wr = &m->wr;
+
+		pkt->opcode = mroce_wop_opcode(wr->op);
+		pkt->reth.va = wr->remote_va;
+		pkt->reth.rkey = wr->rkey;
+		pkt->reth.length = wr->length;
+		pkt->seth.rq_seq = m->rq_seq;
+		pkt->seth.length = wr->length;
+		pkt->imm = wr->imm;
+		pkt->aeth.va = wr->remote_va;
+		pkt->aeth.rkey = wr->rkey;
+		pkt->aeth.swap = wr->op == MROCE_WOP_CMP_SWAP ? wr->swap : 0;
+		pkt->aeth.compare_add = wr->compare_add;
+		if (ent->len) {
+			tx->src = MROCE_SRC_WR;
+			tx->cookie = wr->cookie;
+			tx->src_offset = ent->offset;
+		}
+	}
+	pkt->ext = mroce_op_ext(pkt->opcode);
+}
+
+/* Put DSN record ent on path i with a new PSN and describe it in tx. */
+static void mroce_emit(struct mroce_conn *c, u32 i, struct mroce_dsn_ent *ent,
+		       u16 extra, bool tlp, u64 now, struct mroce_tx *tx)
+{
+	struct mroce_path *p = &c->path[i];
+	u32 psn = p->snd_nxt++;
+	struct mroce_psn_ent *e = &p->win[psn % MROCE_PATH_WND];
+
+	e->sent_ns = now;
+	e->dsn = ent->dsn;
+	e->len = ent->len;
+	e->live = 1;
+	e->tlp = tlp;
+	p->st.inflight += mroce_wlen(ent->len);
+	p->st.tx_pkts++;
+	p->st.tx_bytes += ent->len;
+	p->last_send_ns = now;
+	mroce_fill_data(c, ent, tx);
+	tx->pkt.path = i;
+	tx->pkt.psn = psn;
+	tx->pkt.tx_ts = mroce_ts_us(now);
+	tx->pkt.flags |= extra;
+	tx->sport = p->st.sport;
+	c->st.tx_data++;
+}
+
+/* Is the message behind a (non-response) DSN record still alive? */
+static bool mroce_ent_alive(struct mroce_conn *c, struct mroce_dsn_ent *ent)
+{
+	const struct mroce_smsg *m;
+	const struct mroce_resp *r;
+
+	if (ent->resp) {
+		r = &c->resp[ent->resp_slot];
+		return r->in_use && r->msn == ent->msn;
+	}
+	m = mroce_smsg_of(c, ent->msn);
+	return m->in_use && m->msn == ent->msn && !m->done;
+}
+
+static int mroce_tx_probe(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
+{
+	struct mroce_path *p;
+	u32 i;
+
+	for (i = 0; i < c->p.num_paths; i++) {
+		p = &c->path[i];
+		if (p->st.state != MROCE_PATH_DOWN || now < p->probe_due_ns)
+			continue;
+		if (p->probe_out)
+			mroce_path_new_sport(c, i);	/* fresh entropy */
+		p->probe_out = true;
+		p->probe_ts = mroce_ts_us(now);
+		p->probe_due_ns = now + c->p.probe_ns;
+		memset(tx, 0, sizeof(*tx));
+		tx->pkt.version = MROCE_WIRE_VERSION;
+		tx->pkt.opcode = MROCE_OP_PROBE;
+		tx->pkt.flags = MROCE_F_ACKREQ;
+		tx->pkt.path = i;
+		tx->pkt.dqpn = c->p.dqpn;
+		tx->pkt.tx_ts = p->probe_ts;
+		tx->sport = p->st.sport;
+		c->st.tx_probes++;
+		return 1;
+	}
+	return 0;
+}
+
+static int mroce_tx_tlp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
+{
+	struct mroce_dsn_ent *ent;
+	struct mroce_psn_ent *e;
+	struct mroce_path *p;
+	u32 i, psn;
+
+	for (i = 0; i < c->p.num_paths; i++) {
+		p = &c->path[i];
+		if (!p->tlp_req)
+			continue;
+		p->tlp_req = false;
+		if (p->st.state != MROCE_PATH_UP ||
+		    p->snd_nxt - p->snd_una >= MROCE_PATH_WND)
+			continue;
+		/* newest live packet of the path */
+		for (psn = p->snd_nxt; psn != p->snd_una; psn--) {
+			e = &p->win[(psn - 1) % MROCE_PATH_WND];
+			if (!e->live)
+				continue;
+			ent = mroce_dsn_ent(c, e->dsn);
+			if (mroce_dsn_done(c, e->dsn) ||
+			    ent->state != MROCE_DSN_INFLIGHT ||
+			    !mroce_ent_alive(c, ent))
+				break;
+			p->tlp_out = true;
+			p->st.tlps++;
+			mroce_emit(c, i, ent, MROCE_F_TLP | MROCE_F_ACKREQ,
+				   true, now, tx);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int mroce_tx_retx(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
+{
+	u32 mask = c->p.max_inflight - 1, d;
+	struct mroce_dsn_ent *ent;
+	int i;
+
+	while (c->retxq_len) {
+		d = c->retxq[c->retxq_head];
+		ent = mroce_dsn_ent(c, d);
+		if (!mroce_dsn_in_flight(c, d) || ent->dsn != d ||
+		    ent->state != MROCE_DSN_LOST || !mroce_ent_alive(c, ent)) {
+			if (mroce_dsn_in_flight(c, d) && ent->dsn == d) {
+				ent->queued = 0;
+				if (ent->state == MROCE_DSN_LOST)
+					mroce_dsn_mark_delivered(c, ent);
+			}
+			c->retxq_head = (c->retxq_head + 1) & mask;
+			c->retxq_len--;
+			continue;
+		}
+		if (ent->rnr_until_ns > now)
+			return 0;
+		i = mroce_path_pick(c, mroce_wlen(ent->len));
+		if (i < 0)
+			return 0;
+		c->retxq_head = (c->retxq_head + 1) & mask;
+		c->retxq_len--;
+		ent->queued = 0;
+		ent->state = MROCE_DSN_INFLIGHT;
+		c->path[i].st.retx_pkts++;
+		c->st.tx_retx++;
+		mroce_emit(c, (u32)i, ent, MROCE_F_RETX, false, now, tx);
+		return 1;
+	}
+	mroce_dsn_advance(c);
+	return 0;
+}
+
+static struct mroce_dsn_ent *mroce_dsn_new(struct mroce_conn *c, u32 msn,
+					   u32 off, u32 len, u16 flags)
+{
+	u32 dsn = c->snd_dsn_nxt++;
+	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, dsn);
+
+	memset(ent, 0, sizeof(*ent));
+	ent->dsn = dsn;
+	ent->msn = msn;
+	ent->offset = off;
+	ent->len = (u16)len;
+	ent->flags = flags;
+	ent->state = MROCE_DSN_INFLIGHT;
+	return ent;
+}
+
+static int mroce_tx_resp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
+{
+	struct mroce_dsn_ent *ent;
+	struct mroce_resp *r;
+	u32 k, slot, len;
+	u16 flags;
+	int i;
+
+	for (k = 0; k < c->resp_len; k++) {
+		slot = (c->resp_head + k) % MROCE_MAX_RESP;
+		r = &c->resp[slot];
+		if (!r->in_use || r->pkts_sent >= r->pkts)
+			continue;
+		len = r->opcode == MROCE_OP_READ_RESP ?
+		      min_t(u32, c->p.mtu, r->len - r->next_off) : 0;
+		i = mroce_path_pick(c, mroce_wlen(len));
+		if (i < 0)
+			return 0;
+		flags = 0;
+		if (!r->next_off)
+			flags |= MROCE_F_FIRST;
+		if (r->next_off + len == r->len || r->opcode != MROCE_OP_READ_RESP)
+			flags |= MROCE_F_LAST | MROCE_F_ACKREQ;
+		ent = mroce_dsn_new(c, r->msn, r->next_off, len, flags);
+		ent->resp = 1;
+		ent->resp_slot = (u8)slot;
+		r->next_off += len;
+		r->pkts_sent++;
+		mroce_emit(c, (u32)i, ent, 0, false, now, tx);
+		return 1;
+	}
+	return 0;
+}
+
+static int mroce_tx_req(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
+{
+	struct mroce_dsn_ent *ent;
+	struct mroce_smsg *m;
+	u32 len;
+	u16 flags;
+	int i;
+
+	while (c->msn_seg != c->msn_nxt) {
+		m = mroce_smsg_of(c, c->msn_seg);
+		if (m->segmented) {
+			c->msn_seg++;
+			continue;
+		}
+		len = mroce_wop_needs_resp(m->wr.op) ? 0 :
+		      min_t(u32, c->p.mtu, m->wr.length - m->next_off);
+		i = mroce_path_pick(c, mroce_wlen(len));
+		if (i < 0)
+			return 0;
+		flags = 0;
+		if (!m->next_off)
+			flags |= MROCE_F_FIRST;
+		if (mroce_wop_needs_resp(m->wr.op) ||
+		    m->next_off + len == m->wr.length) {
+			flags |= MROCE_F_LAST | MROCE_F_ACKREQ;
+			if (m->wr.solicited && mroce_wop_uses_rq(m->wr.op))
+				flags |= MROCE_F_SOLICITED;
+		}
+		ent = mroce_dsn_new(c, m->msn, m->next_off, len, flags);
+		if (!m->next_off)
+			m->first_dsn = ent->dsn;
+		m->next_off += len;
+		if (flags & MROCE_F_LAST) {
+			m->segmented = 1;
+			c->msn_seg++;
+		}
+		mroce_emit(c, (u32)i, ent, 0, false, now, tx);
+		return 1;
+	}
+	return 0;
+}
+
+int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
+{
+	if (c->state != MROCE_CONN_OK)
+		return 0;
+	if (mroce_tx_probe(c, now, tx) || mroce_tx_tlp(c, now, tx))
+		return 1;
+	if (now < c->rnr_until_ns)
+		return 0;
+	if (mroce_tx_retx(c, now, tx))
+		return 1;
+	if (c->snd_dsn_nxt - c->snd_dsn_una >= c->p.max_inflight)
+		return 0;
+	return mroce_tx_resp(c, now, tx) || mroce_tx_req(c, now, tx);
+}
+
+/* ---------------------------------------------------------------- */
+/* Timers.                                                           */
+
+static bool mroce_path_oldest(struct mroce_conn *c, struct mroce_path *p,
+			      u64 *sent)
+{
+	struct mroce_psn_ent *e;
+	u32 psn;
+
+	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
+		e = &p->win[psn % MROCE_PATH_WND];
+		if (!e->live)
+			continue;
+		if (mroce_dsn_done(c, e->dsn)) {
+			mroce_psn_resolve(p, e);
+			continue;
+		}
+		*sent = e->sent_ns;
+		return true;
+	}
+	return false;
+}
+
+static void mroce_path_rto_fire(struct mroce_conn *c, u32 i, u64 now)
+{
+	struct mroce_path *p = &c->path[i];
+	struct mroce_psn_ent *e;
+	u32 psn;
+
+	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
+		e = &p->win[psn % MROCE_PATH_WND];
+		if (e->live)
+			mroce_psn_lost(c, p, e);
+	}
+	mroce_path_advance_una(p);
+	p->st.rtos++;
+	p->consec_rto++;
+	p->backoff++;
+	p->tlp_out = false;
+	p->tlp_req = false;
+	p->last_ack_ns = now;	/* restart the timer on what follows */
+	mroce_cc_on_rto(c, p);
+	if (p->consec_rto >= c->p.down_after_rtos)
+		mroce_path_down(c, i, now);
+}
+
+void mroce_send_timer(struct mroce_conn *c, u64 now)
+{
+	struct mroce_path *p;
+	u64 sent, base, rto, pto;
+	u32 i;
+
+	if (c->state != MROCE_CONN_OK)
+		return;
+	for (i = 0; i < c->p.num_paths; i++) {
+		p = &c->path[i];
+		if (p->st.state != MROCE_PATH_UP)
+			continue;
+		mroce_rack_detect(c, i, now);
+		if (!mroce_path_oldest(c, p, &sent))
+			continue;
+		base = max_t(u64, sent, p->last_ack_ns);
+		rto = mroce_path_rto(c, p);
+		if (now >= base + rto) {
+			mroce_path_rto_fire(c, i, now);
+			continue;
+		}
+		if (!p->tlp_out && !p->tlp_req && p->st.srtt_ns) {
+			pto = 2 * p->st.srtt_ns + c->p.ack_delay_ns;
+			if (pto < rto && now >= p->last_send_ns + pto)
+				p->tlp_req = true;
+		}
+	}
+	if (c->all_down_since_ns && !mroce_paths_up(c) &&
+	    now >= c->all_down_since_ns +
+		   (u64)(c->down_rounds + 1) * c->p.probe_ns) {
+		if (++c->down_rounds > c->p.retry_budget) {
+			mroce_conn_set_error(c, MROCE_ST_RETRY_EXC);
+			return;
+		}
+	}
+	if (now >= c->next_steer_ns) {
+		if (c->snd_dsn_una != c->snd_dsn_nxt)
+			mroce_path_steer(c, now);
+		c->next_steer_ns = now + c->p.steer_ns;
+	}
+	mroce_dsn_advance(c);
+	mroce_send_complete(c);
+}
+
+u64 mroce_send_next_timer(const struct mroce_conn *c)
+{
+	const struct mroce_path *p;
+	const struct mroce_psn_ent *e;
+	u64 t = U64_MAX, base, rto, d;
+	u32 i, psn;
+
+	if (c->state != MROCE_CONN_OK)
+		return U64_MAX;
+	for (i = 0; i < c->p.num_paths; i++) {
+		p = &c->path[i];
+		if (p->st.state == MROCE_PATH_DOWN) {
+			t = min_t(u64, t, p->probe_due_ns);
+			continue;
+		}
+		for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
+			e = &p->win[psn % MROCE_PATH_WND];
+			if (e->live)
+				break;
+		}
+		if (psn == p->snd_nxt)
+			continue;
+		base = max_t(u64, e->sent_ns, p->last_ack_ns);
+		rto = mroce_path_rto(c, p);
+		t = min_t(u64, t, base + rto);
+		d = mroce_rack_deadline(c, p);
+		t = min_t(u64, t, d);
+		if (!p->tlp_out && !p->tlp_req && p->st.srtt_ns) {
+			d = 2 * p->st.srtt_ns + c->p.ack_delay_ns;
+			if (d < rto)
+				t = min_t(u64, t, p->last_send_ns + d);
+		}
+	}
+	if (c->all_down_since_ns)
+		t = min_t(u64, t, c->all_down_since_ns +
+			  (u64)(c->down_rounds + 1) * c->p.probe_ns);
+	if (c->snd_dsn_una != c->snd_dsn_nxt)
+		t = min_t(u64, t, c->next_steer_ns);
+	if (c->retxq_len && c->rnr_until_ns > c->now_ns)
+		t = min_t(u64, t, c->rnr_until_ns);
+	return t;
+}
