@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// datapath.cpp - the provider's side of the shared rings: mapping, polling
+// completions and queueing work requests.
+
+#include "mroce_uprov.h"
+#include "ring.hpp"
+#include "wqe.hpp"
+
+#include <sys/mman.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+namespace mroce {
+
+static_assert(sizeof(mroce_ring_ctl) == MROCE_RING_CTL_SIZE);
+static_assert(sizeof(mroce_cqe) == 64);
+static_assert(sizeof(mroce_send_wqe) == 64);
+static_assert(sizeof(mroce_recv_wqe) == 16);
+static_assert(sizeof(mroce_sge) == 16);
+
+std::unique_ptr<MmapMemory> MmapMemory::map(int fd, uint64_t offset, size_t size)
+{
+	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       static_cast<off_t>(offset));
+	if (p == MAP_FAILED)
+		return nullptr;
+	return std::unique_ptr<MmapMemory>(new MmapMemory(p, size));
+}
+
+MmapMemory::~MmapMemory()
+{
+	munmap(addr_, size_);
+}
+
+Ring::Ring(std::unique_ptr<RingMemory> mem, uint32_t n, uint32_t size)
+	: mem_(std::move(mem)), ctl_(reinterpret_cast<mroce_ring_ctl *>(mem_->bytes().data())),
+	  slots_(mem_->bytes().data() + MROCE_RING_CTL_SIZE), num_entries_(n), entry_size_(size)
+{
+}
+
+std::unique_ptr<Ring> Ring::make(std::unique_ptr<RingMemory> mem, uint32_t num_entries,
+				 uint32_t entry_size, RingError *err)
+{
+	auto fail = [err](RingError e) {
+		if (err)
+			*err = e;
+		return nullptr;
+	};
+	if (!mem)
+		return fail(RingError::too_small);
+	if (num_entries == 0 || !std::has_single_bit(num_entries) || entry_size == 0 ||
+	    entry_size % 8)
+		return fail(RingError::bad_geometry);
+	auto bytes = mem->bytes();
+	if (bytes.size() < MROCE_RING_CTL_SIZE + static_cast<size_t>(num_entries) * entry_size)
+		return fail(RingError::too_small);
+	const auto *ctl = reinterpret_cast<const mroce_ring_ctl *>(bytes.data());
+	if (ctl->num_entries != num_entries || ctl->entry_size != entry_size)
+		return fail(RingError::mismatch);
+	if (err)
+		*err = RingError::ok;
+	return std::unique_ptr<Ring>(new Ring(std::move(mem), num_entries, entry_size));
+}
+
+int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_fn ah_num,
+		std::span<std::byte> slot)
+{
+	mroce_send_wqe w{};
+	const bool ud = lim.qp_type == IBV_QPT_UD;
+
+	switch (wr.opcode) {
+	case IBV_WR_SEND:
+		w.opcode = MROCE_WR_SEND;
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		w.opcode = MROCE_WR_SEND_WITH_IMM;
+		w.imm_data = wr.imm_data;
+		break;
+	case IBV_WR_RDMA_WRITE:
+		w.opcode = MROCE_WR_RDMA_WRITE;
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		w.opcode = MROCE_WR_RDMA_WRITE_WITH_IMM;
+		w.imm_data = wr.imm_data;
+		break;
+	case IBV_WR_RDMA_READ:
+		w.opcode = MROCE_WR_RDMA_READ;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		w.opcode = MROCE_WR_ATOMIC_CMP_AND_SWP;
+		break;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		w.opcode = MROCE_WR_ATOMIC_FETCH_AND_ADD;
+		break;
+	case IBV_WR_SEND_WITH_INV:
+		w.opcode = MROCE_WR_SEND_WITH_INV;
+		w.imm_data = htobe32(wr.invalidate_rkey);
+		break;
+	case IBV_WR_LOCAL_INV:
+		w.opcode = MROCE_WR_LOCAL_INV;
+		w.imm_data = htobe32(wr.invalidate_rkey);
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+	if (ud && w.opcode != MROCE_WR_SEND && w.opcode != MROCE_WR_SEND_WITH_IMM)
+		return EINVAL;
+	if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > lim.max_send_sge)
+		return EINVAL;
+	if (wr.num_sge > 0 && !wr.sg_list)
+		return EINVAL;
+	const unsigned known = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
+	if (wr.send_flags & ~known)
+		return EOPNOTSUPP;
+	w.wr_id = wr.wr_id;
+	w.send_flags = wr.send_flags & known;
+
+	switch (w.opcode) {
+	case MROCE_WR_RDMA_WRITE:
+	case MROCE_WR_RDMA_WRITE_WITH_IMM:
+	case MROCE_WR_RDMA_READ:
+		w.wr.rdma.remote_addr = wr.wr.rdma.remote_addr;
+		w.wr.rdma.rkey = wr.wr.rdma.rkey;
+		break;
+	case MROCE_WR_ATOMIC_CMP_AND_SWP:
+	case MROCE_WR_ATOMIC_FETCH_AND_ADD:
+		// One 8-byte, 8-byte-aligned target, one 8-byte local buffer.
+		if (wr.num_sge != 1 || wr.sg_list[0].length != 8 || (wr.wr.atomic.remote_addr & 7))
+			return EINVAL;
+		w.wr.atomic.remote_addr = wr.wr.atomic.remote_addr;
+		w.wr.atomic.compare_add = wr.wr.atomic.compare_add;
+		w.wr.atomic.swap = wr.wr.atomic.swap;
+		w.wr.atomic.rkey = wr.wr.atomic.rkey;
+		break;
+	default:
+		break;
+	}
+	if (ud) {
+		if (!wr.wr.ud.ah)
+			return EINVAL;
+		w.wr.ud.ah_num = ah_num(wr.wr.ud.ah);
+		w.wr.ud.remote_qpn = wr.wr.ud.remote_qpn;
+		w.wr.ud.remote_qkey = wr.wr.ud.remote_qkey;
+	}
+
+	std::byte *body = slot.data() + sizeof(w);
+	const size_t room = slot.size() - sizeof(w);
+	if (wr.send_flags & IBV_SEND_INLINE) {
+		if (w.opcode == MROCE_WR_RDMA_READ || w.opcode == MROCE_WR_ATOMIC_CMP_AND_SWP ||
+		    w.opcode == MROCE_WR_ATOMIC_FETCH_AND_ADD)
+			return EINVAL;
+		size_t total = 0;
+		for (int i = 0; i < wr.num_sge; ++i) {
+			total += wr.sg_list[i].length;
+			if (total > lim.max_inline || total > room)
+				return EINVAL;
+		}
+		size_t at = 0;
+		for (int i = 0; i < wr.num_sge; ++i) {
+			const auto &s = wr.sg_list[i];
+			std::memcpy(body + at, reinterpret_cast<const void *>(s.addr), s.length);
+			at += s.length;
+		}
+		w.inline_len = static_cast<uint32_t>(total);
+		w.num_sge = 0;
+	} else {
+		if (static_cast<size_t>(wr.num_sge) * sizeof(mroce_sge) > room)
+			return EINVAL;
+		for (int i = 0; i < wr.num_sge; ++i) {
+			mroce_sge s{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
+			std::memcpy(body + i * sizeof(s), &s, sizeof(s));
+		}
+		w.num_sge = static_cast<uint32_t>(wr.num_sge);
+	}
+	std::memcpy(slot.data(), &w, sizeof(w));
+	return 0;
+}
+
+int encode_recv(const ibv_recv_wr &wr, const mroce_qp_limits &lim, std::span<std::byte> slot)
+{
+	if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > lim.max_recv_sge ||
+	    (wr.num_sge > 0 && !wr.sg_list) || recv_wqe_bytes(wr.num_sge) > slot.size())
+		return EINVAL;
+	mroce_recv_wqe w{};
+	w.wr_id = wr.wr_id;
+	w.num_sge = static_cast<uint32_t>(wr.num_sge);
+	std::memcpy(slot.data(), &w, sizeof(w));
+	for (int i = 0; i < wr.num_sge; ++i) {
+		mroce_sge s{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
+		std::memcpy(slot.data() + sizeof(w) + i * sizeof(s), &s, sizeof(s));
+	}
+	return 0;
+}
+
+void decode_cqe(const mroce_cqe &c, ibv_wc &wc)
+{
+	wc = {};
+	wc.wr_id = c.wr_id;
+	wc.status = static_cast<ibv_wc_status>(c.status);
+	wc.opcode = static_cast<ibv_wc_opcode>(c.opcode);
+	wc.vendor_err = c.vendor_err;
+	wc.byte_len = c.byte_len;
+	wc.imm_data = c.imm_data;
+	wc.qp_num = c.qp_num;
+	wc.src_qp = c.src_qp;
+	wc.wc_flags = c.wc_flags;
+	wc.pkey_index = c.pkey_index;
+	wc.slid = c.slid;
+	wc.sl = c.sl;
+	wc.dlid_path_bits = c.dlid_path_bits;
+}
+
+} // namespace mroce
+
+using mroce::Ring;
+
+struct mroce_uring {
+	std::unique_ptr<Ring> ring;
+};
+
+extern "C" {
+
+struct mroce_uring *mroce_uring_map(int cmd_fd, uint64_t offset, uint64_t size,
+				    uint32_t num_entries, uint32_t entry_size)
+{
+	auto mem = mroce::MmapMemory::map(cmd_fd, offset, size);
+	if (!mem)
+		return nullptr;
+	auto ring = Ring::make(std::move(mem), num_entries, entry_size);
+	if (!ring) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	auto *u = new (std::nothrow) mroce_uring{std::move(ring)};
+	if (!u)
+		errno = ENOMEM;
+	return u;
+}
+
+void mroce_uring_unmap(struct mroce_uring *u)
+{
+	delete u;
+}
+
+int mroce_cq_poll(struct mroce_uring *u, int num_entries, struct ibv_wc *wc)
+{
+	Ring &r = *u->ring;
+	std::lock_guard guard(r.lock());
+	uint32_t cons = r.load_consumer();
+	const uint32_t prod = r.load_producer();
+	if (prod - cons > r.num_entries())
+		return -EIO;	// the kernel never publishes more than the ring holds
+	int n = 0;
+	for (; n < num_entries && cons != prod; ++n, ++cons) {
+		mroce_cqe c;
+		std::memcpy(&c, r.slot(cons), sizeof(c));
+		mroce::decode_cqe(c, wc[n]);
+	}
+	if (n)
+		r.store_consumer(cons);
+	return n;
+}
+
+int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
+		  mroce_ah_num_fn ah_num, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+		  unsigned int *queued)
+{
+	Ring &r = *u->ring;
+	std::lock_guard guard(r.lock());
+	uint32_t prod = r.load_producer();
+	int err = 0;
+	*queued = 0;
+	for (; wr; wr = wr->next) {
+		if (prod - r.load_consumer() >= r.num_entries()) {
+			err = ENOMEM;
+			break;
+		}
+		err = mroce::encode_send(*wr, *lim, ah_num, {r.slot(prod), r.entry_size()});
+		if (err)
+			break;
+		++prod;
+		++*queued;
+	}
+	if (*queued)
+		r.store_producer(prod);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+int mroce_rq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
+		  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	Ring &r = *u->ring;
+	std::lock_guard guard(r.lock());
+	uint32_t prod = r.load_producer();
+	const uint32_t start = prod;
+	int err = 0;
+	for (; wr; wr = wr->next) {
+		if (prod - r.load_consumer() >= r.num_entries()) {
+			err = ENOMEM;
+			break;
+		}
+		err = mroce::encode_recv(*wr, *lim, {r.slot(prod), r.entry_size()});
+		if (err)
+			break;
+		++prod;
+	}
+	if (prod != start)
+		r.store_producer(prod);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+} // extern "C"

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * mroce_edge.c - the provider's edge with libibverbs: device matching,
+ * context and verbs objects through the kernel's uverbs commands.  The rings
+ * and everything done with them live in the C++ datapath (mroce_uprov.h).
+ */
+#include "pabi34.h"
+#include "mroce_uprov.h"
+
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/mroce-abi.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mroce_device {
+	struct verbs_device vdev;
+};
+
+struct mroce_context {
+	struct verbs_context vctx;	/* first: libibverbs allocates us */
+	uint32_t max_inline;
+};
+
+struct mroce_cq {
+	struct ibv_cq ibcq;
+	struct mroce_uring *ring;
+};
+
+struct mroce_qp {
+	struct ibv_qp ibqp;
+	struct mroce_uring *sq;
+	struct mroce_uring *rq;		/* NULL with an SRQ */
+	struct mroce_qp_limits lim;
+};
+
+struct mroce_ah {
+	struct ibv_ah ibah;
+	uint32_t ah_num;
+};
+
+#define to_mctx(c) ((struct mroce_context *)(c))
+#define to_mcq(c) ((struct mroce_cq *)(c))
+#define to_mqp(q) ((struct mroce_qp *)(q))
+#define to_mah(a) ((struct mroce_ah *)(a))
+
+/* ---- device ---------------------------------------------------------- */
+
+static bool mroce_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	char buf[16];
+
+	/* Only mroce devices carry this read-only attribute. */
+	return ibv_read_ibdev_sysfs_file(buf, sizeof(buf), sysfs_dev, "%s",
+					 MROCE_SYSFS_ABI_ATTR) > 0;
+}
+
+static struct verbs_device *mroce_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct mroce_device *dev = calloc(1, sizeof(*dev));
+
+	(void)sysfs_dev;
+	return dev ? &dev->vdev : NULL;
+}
+
+static void mroce_uninit_device(struct verbs_device *vdev)
+{
+	free((struct mroce_device *)vdev);
+}
+
+/* ---- context ----------------------------------------------------------- */
+
+static int mroce_query_device_ex(struct ibv_context *context,
+				 const struct ibv_query_device_ex_input *input,
+				 struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+
+	return ibv_cmd_query_device_any(context, input, attr, attr_size, &resp, &resp_size);
+}
+
+static int mroce_query_port(struct ibv_context *context, uint8_t port,
+			    struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(context, port, attr, &cmd, sizeof(cmd));
+}
+
+/* ---- PD, MR ---------------------------------------------------------------- */
+
+static struct ibv_pd *mroce_alloc_pd(struct ibv_context *context)
+{
+	struct ibv_alloc_pd cmd;
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+	int ret;
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_alloc_pd(context, pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	return pd;
+}
+
+static int mroce_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret = ibv_cmd_dealloc_pd(pd);
+
+	if (!ret)
+		free(pd);
+	return ret;
+}
+
+static struct ibv_mr *mroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				   uint64_t hca_va, int access)
+{
+	struct ibv_reg_mr cmd;
+	struct ib_uverbs_reg_mr_resp resp;
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int ret;
+
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd, sizeof(cmd),
+			     &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static int mroce_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret = ibv_cmd_dereg_mr(vmr);
+
+	if (!ret)
+		free(vmr);
+	return ret;
+}
+
+/* ---- CQ -------------------------------------------------------------------- */
+
+static struct ibv_cq *mroce_create_cq(struct ibv_context *context, int cqe,
+				      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct ibv_create_cq cmd;
+	struct {
+		struct ib_uverbs_create_cq_resp core;
+		struct mroce_create_cq_resp drv;
+	} resp;
+	struct mroce_cq *cq;
+	int ret;
+
+	if (cqe < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->ibcq, &cmd,
+				sizeof(cmd), &resp.core, sizeof(resp));
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	cq->ring = mroce_uring_map(context->cmd_fd, resp.drv.mmap_offset, resp.drv.mmap_size,
+				   resp.drv.num_entries, sizeof(struct mroce_cqe));
+	if (!cq->ring) {
+		ret = errno;
+		ibv_cmd_destroy_cq(&cq->ibcq);
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	return &cq->ibcq;
+}
+
+static int mroce_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct mroce_cq *cq = to_mcq(ibcq);
+	int ret = ibv_cmd_destroy_cq(ibcq);
+
+	if (ret)
+		return ret;
+	mroce_uring_unmap(cq->ring);
+	free(cq);
+	return 0;
+}
+
+static int mroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	return mroce_cq_poll(to_mcq(ibcq)->ring, num_entries, wc);
+}
+
+static int mroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+}
+
+/* ---- QP -------------------------------------------------------------------- */
+
+static struct ibv_qp *mroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_create_qp cmd;
+	struct {
+		struct ib_uverbs_create_qp_resp core;
+		struct mroce_create_qp_resp drv;
+	} resp;
+	struct mroce_qp *qp;
+	int fd = pd->context->cmd_fd;
+	int ret;
+
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_qp(pd, &qp->ibqp, attr, &cmd, sizeof(cmd), &resp.core,
+				sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	qp->lim.qp_type = attr->qp_type;
+	qp->lim.max_send_sge = attr->cap.max_send_sge;
+	qp->lim.max_recv_sge = attr->cap.max_recv_sge;
+	qp->lim.max_inline = attr->cap.max_inline_data;
+	qp->sq = mroce_uring_map(fd, resp.drv.sq_mmap_offset, resp.drv.sq_mmap_size,
+				 resp.drv.sq_entries, resp.drv.sq_wqe_size);
+	if (!qp->sq)
+		goto err;
+	if (resp.drv.rq_mmap_size) {
+		qp->rq = mroce_uring_map(fd, resp.drv.rq_mmap_offset, resp.drv.rq_mmap_size,
+					 resp.drv.rq_entries, resp.drv.rq_wqe_size);
+		if (!qp->rq)
+			goto err;
+	}
+	return &qp->ibqp;
+err:
+	ret = errno;
+	mroce_uring_unmap(qp->sq);
+	ibv_cmd_destroy_qp(&qp->ibqp);
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+static int mroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct ibv_modify_qp cmd;
+
+	return ibv_cmd_modify_qp(qp, attr, mask, &cmd, sizeof(cmd));
+}
+
+static int mroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+			  struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd;
+
+	return ibv_cmd_query_qp(qp, attr, mask, init_attr, &cmd, sizeof(cmd));
+}
+
+static int mroce_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	int ret = ibv_cmd_destroy_qp(ibqp);
+
+	if (ret)
+		return ret;
+	mroce_uring_unmap(qp->sq);
+	mroce_uring_unmap(qp->rq);
+	free(qp);
+	return 0;
+}
+
+static uint32_t mroce_ah_num(struct ibv_ah *ah)
+{
+	return to_mah(ah)->ah_num;
+}
+
+static int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct ibv_send_wr *dummy;
+	unsigned int queued;
+	int ret, db;
+
+	ret = mroce_sq_post(qp->sq, &qp->lim, mroce_ah_num, wr, bad_wr, &queued);
+	if (!queued)
+		return ret;
+	/* Doorbell: a POST_SEND without work requests makes the kernel read the SQ. */
+	db = ibv_cmd_post_send(ibqp, NULL, &dummy);
+	return ret ? ret : db;
+}
+
+static int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+
+	if (!qp->rq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	return mroce_rq_post(qp->rq, &qp->lim, wr, bad_wr);
+}
+
+/* ---- AH -------------------------------------------------------------------- */
+
+static struct ibv_ah *mroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct {
+		struct ib_uverbs_create_ah_resp core;
+		struct mroce_create_ah_resp drv;
+	} resp;
+	struct mroce_ah *ah = calloc(1, sizeof(*ah));
+	int ret;
+
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_ah(pd, &ah->ibah, attr, &resp.core, sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+	ah->ah_num = resp.drv.ah_num;
+	return &ah->ibah;
+}
+
+static int mroce_destroy_ah(struct ibv_ah *ah)
+{
+	int ret = ibv_cmd_destroy_ah(ah);
+
+	if (!ret)
+		free(to_mah(ah));
+	return ret;
+}
+
+/* ---- context setup ------------------------------------------------------- */
+
+static void mroce_free_context(struct ibv_context *ibctx)
+{
+	struct mroce_context *ctx = to_mctx(ibctx);
+
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops mroce_ctx_ops = {
+	.query_device_ex = mroce_query_device_ex,
+	.query_port = mroce_query_port,
+	.alloc_pd = mroce_alloc_pd,
+	.dealloc_pd = mroce_dealloc_pd,
+	.reg_mr = mroce_reg_mr,
+	.dereg_mr = mroce_dereg_mr,
+	.create_cq = mroce_create_cq,
+	.destroy_cq = mroce_destroy_cq,
+	.poll_cq = mroce_poll_cq,
+	.req_notify_cq = mroce_req_notify_cq,
+	.create_qp = mroce_create_qp,
+	.modify_qp = mroce_modify_qp,
+	.query_qp = mroce_query_qp,
+	.destroy_qp = mroce_destroy_qp,
+	.post_send = mroce_post_send,
+	.post_recv = mroce_post_recv,
+	.create_ah = mroce_create_ah,
+	.destroy_ah = mroce_destroy_ah,
+	.free_context = mroce_free_context,
+};
+
+static struct verbs_context *mroce_alloc_context(struct ibv_device *ibdev, int cmd_fd,
+						 void *private_data)
+{
+	struct ibv_get_context cmd;
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct mroce_alloc_ucontext_resp drv;
+	} resp;
+	struct mroce_context *ctx;
+
+	(void)private_data;
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+					    (struct verbs_context *)offsetof(struct mroce_context, vctx),
+					    RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+	memset(&resp, 0, sizeof(resp));
+	if (ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp.core, sizeof(resp)))
+		goto err;
+	if (resp.drv.abi_version != MROCE_UVERBS_ABI_VERSION ||
+	    resp.drv.ring_ctl_size != MROCE_RING_CTL_SIZE ||
+	    resp.drv.cqe_size != sizeof(struct mroce_cqe)) {
+		errno = EPROTO;
+		goto err;
+	}
+	ctx->max_inline = resp.drv.max_inline_data;
+	verbs_set_ops(&ctx->vctx, &mroce_ctx_ops);
+	return &ctx->vctx;
+err:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	return NULL;
+}
+
+static const struct verbs_device_ops mroce_dev_ops = {
+	.name = "mroce",
+	.match_min_abi_version = MROCE_UVERBS_ABI_VERSION,
+	.match_max_abi_version = MROCE_UVERBS_ABI_VERSION,
+	.match_device = mroce_match_device,
+	.alloc_context = mroce_alloc_context,
+	.alloc_device = mroce_alloc_device,
+	.uninit_device = mroce_uninit_device,
+};
+
+static void __attribute__((constructor)) mroce_register_driver(void)
+{
+	verbs_register_driver_34(&mroce_dev_ops);
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * pabi34.h - our declarations of the libibverbs provider interface at
+ * private ABI 34 (symbol version IBVERBS_PRIVATE_34: rdma-core 34 to 56,
+ * Debian 12 ships 44).
+ *
+ * rdma-core does not install its provider headers, so the few structures
+ * and functions a provider needs are declared here, from the published ABI,
+ * and their layouts are pinned by static assertions (x86_64 values).  C only:
+ * the layouts depend on C semantics.
+ */
+#ifndef MROCE_PABI34_H
+#define MROCE_PABI34_H
+
+#ifdef __cplusplus
+#error "pabi34.h is the C edge of the provider; do not include it from C++"
+#endif
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct verbs_sysfs_dev;		/* opaque: only passed back to libibverbs */
+struct verbs_match_ent;		/* unused: we match with match_device() */
+
+struct mroce_list_node {
+	struct mroce_list_node *next, *prev;
+};
+
+struct verbs_device_ops {
+	const char *name;
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+	struct verbs_context *(*alloc_context)(struct ibv_device *device, int cmd_fd,
+					       void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device, int cmd_fd);
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+struct verbs_device {
+	struct ibv_device device;	/* first */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct mroce_list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	uint32_t mr_type;		/* enum ibv_mr_type */
+	int access;
+};
+
+/* An entry of verbs_context_ops that mroce leaves to libibverbs' default. */
+typedef void (*mroce_unset_op)(void);
+
+/* The 76 operations, in ABI order; NULL means "not supported". */
+struct verbs_context_ops {
+	mroce_unset_op advise_mr, alloc_dm, alloc_mw, alloc_null_mr, alloc_parent_domain;
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	mroce_unset_op alloc_td, async_event, attach_counters_point_flow, attach_mcast,
+		bind_mw, close_xrcd, cq_event;
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+	mroce_unset_op create_counters;
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel, int comp_vector);
+	mroce_unset_op create_cq_ex, create_flow, create_flow_action_esp;
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+	mroce_unset_op create_qp_ex, create_rwq_ind_table, create_srq, create_srq_ex,
+		create_wq, dealloc_mw;
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	mroce_unset_op dealloc_td;
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	mroce_unset_op destroy_counters;
+	int (*destroy_cq)(struct ibv_cq *cq);
+	mroce_unset_op destroy_flow, destroy_flow_action;
+	int (*destroy_qp)(struct ibv_qp *qp);
+	mroce_unset_op destroy_rwq_ind_table, destroy_srq, destroy_wq, detach_mcast;
+	void (*free_context)(struct ibv_context *context);
+	mroce_unset_op free_dm, get_srq_num, import_dm, import_mr, import_pd, modify_cq,
+		modify_flow_action_esp;
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+	mroce_unset_op modify_qp_rate_limit, modify_srq, modify_wq, open_qp, open_xrcd;
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+	mroce_unset_op post_srq_ops, post_srq_recv;
+	int (*query_device_ex)(struct ibv_context *context,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr, size_t attr_size);
+	mroce_unset_op query_ece;
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			struct ibv_qp_init_attr *init_attr);
+	mroce_unset_op query_qp_data_in_order, query_rt_values, query_srq, read_counters,
+		reg_dm_mr, reg_dmabuf_mr;
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	mroce_unset_op rereg_mr, resize_cq, set_ece, unimport_dm, unimport_mr, unimport_pd;
+};
+
+/* Layouts measured on rdma-core 44 (x86_64). */
+static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops layout");
+static_assert(offsetof(struct verbs_device_ops, match_device) == 32, "match_device offset");
+static_assert(sizeof(struct verbs_device) == 712, "verbs_device layout");
+static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops layout");
+static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 69 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, poll_cq) == 53 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(sizeof(struct verbs_context) == 648, "verbs_context layout");
+
+/* Write-command buffers: the uverbs header then the core payload; driver
+ * data follows in the caller's buffer and is sized by cmd_size. */
+#define MROCE_CMD(_name, _core)				\
+	struct _name {					\
+		struct ib_uverbs_cmd_hdr hdr;		\
+		struct _core core_payload;		\
+	}
+MROCE_CMD(ibv_get_context, ib_uverbs_get_context);
+MROCE_CMD(ibv_query_port, ib_uverbs_query_port);
+MROCE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
+MROCE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+MROCE_CMD(ibv_create_cq, ib_uverbs_create_cq);
+MROCE_CMD(ibv_create_qp, ib_uverbs_create_qp);
+MROCE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+MROCE_CMD(ibv_query_qp, ib_uverbs_query_qp);
+static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq layout");
+static_assert(sizeof(struct ibv_create_qp) == 64, "ibv_create_qp layout");
+
+/* libibverbs functions for providers (IBVERBS_PRIVATE_34). */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
+				    struct verbs_context *context_offset, uint32_t driver_id);
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops);
+int ibv_read_ibdev_sysfs_file(char *buf, size_t size, struct verbs_sysfs_dev *sysfs_dev,
+			      const char *fnfmt, ...) __attribute__((format(printf, 4, 5)));
+int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd,
+			size_t cmd_size, struct ib_uverbs_get_context_resp *resp, size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp, size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr, struct ibv_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd, struct ibv_alloc_pd *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access,
+		   struct verbs_mr *vmr, struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
+		      int comp_vector, struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_qp_init_attr *attr,
+		      struct ibv_create_qp *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_mask,
+		     struct ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd,
+		     size_t cmd_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		      struct ibv_modify_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah, struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
+#endif /* MROCE_PABI34_H */

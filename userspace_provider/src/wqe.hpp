@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// wqe.hpp - encoding of work requests into ring slots and decoding of
+// completions, independent of any device (unit-tested on the host).
+
+#pragma once
+
+#include "mroce_uprov.h"
+
+#include <rdma/mroce-abi.h>
+
+#include <cstddef>
+#include <span>
+
+namespace mroce {
+
+// Write one send WR into a slot.  Returns 0 or the errno ibv_post_send
+// reports for it (EINVAL, EOPNOTSUPP).
+int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_fn ah_num,
+		std::span<std::byte> slot);
+
+// Write one receive WR into a slot.  Returns 0 or EINVAL.
+int encode_recv(const ibv_recv_wr &wr, const mroce_qp_limits &lim, std::span<std::byte> slot);
+
+// Fill an ibv_wc from a CQE.
+void decode_cqe(const mroce_cqe &cqe, ibv_wc &wc);
+
+// Slot size needed for a send WQE with n SGEs / inline bytes.
+constexpr size_t send_wqe_bytes(size_t sges, size_t inline_bytes)
+{
+	size_t s = sizeof(mroce_send_wqe) + sges * sizeof(mroce_sge);
+	size_t i = sizeof(mroce_send_wqe) + inline_bytes;
+	return s > i ? s : i;
+}
+
+constexpr size_t recv_wqe_bytes(size_t sges)
+{
+	return sizeof(mroce_recv_wqe) + sges * sizeof(mroce_sge);
+}
+
+} // namespace mroce
