@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # shellcheck shell=bash
 #
-# selftests/mroce/lib.sh - helpers for the mroce guest selftests.  Sourced
-# after the testbed's guest library (tools/testbed/guest/lib.sh), which
-# provides the KTAP emitters tb_ok/tb_not_ok/tb_skip and tb_* topology
-# helpers.
+# selftests/mroce/lib.sh - helpers for the mroce guest selftests.  Sources
+# the testbed's guest library (tools/testbed/guest/lib.sh) for the KTAP
+# emitters tb_ok/tb_not_ok/tb_skip and the tb_* topology helpers.
 
 MROCE_SRC=${MROCE_SRC:-/mroce}
+# shellcheck source=../../tools/testbed/guest/lib.sh
+. "$MROCE_SRC/tools/testbed/guest/lib.sh"
 MROCE_BUILD=${MROCE_BUILD:-$MROCE_SRC/build}
 MROCE_KO=${MROCE_KO:-$MROCE_SRC/drivers/infiniband/sw/mroce/rdma_mroce.ko}
 MROCE_DEBUGFS=/sys/kernel/debug/mroce
@@ -40,10 +41,12 @@ check_fails() {
 
 mroce_loaded() { [ -d /sys/module/rdma_mroce ]; }
 
-# mroce_load [PARAM=VALUE...]: load ib_core & co, then our module.
+# mroce_load [PARAM=VALUE...]: load what the module depends on (insmod
+# resolves nothing itself), then the module from the tree.
 mroce_load() {
 	tb_modprobe_rdma >/dev/null 2>&1
 	mroce_loaded && return 0
+	modprobe -a $(modinfo -F depends "$MROCE_KO" | tr , ' ') || return 1
 	insmod "$MROCE_KO" "$@"
 }
 

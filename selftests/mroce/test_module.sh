@@ -4,6 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 mroce_unload
+mroce_load; mroce_unload
 check_fails "insmod udp_port=0 is refused" insmod "$MROCE_KO" udp_port=0
 check_fails "insmod udp_port=65536 is refused" insmod "$MROCE_KO" udp_port=65536
 check_fails "insmod udp_port=abc is refused" insmod "$MROCE_KO" udp_port=abc

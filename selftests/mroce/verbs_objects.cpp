@@ -78,7 +78,7 @@ public:
 		++n_;
 		if (!ok)
 			++failed_;
-		if (!why.empty())
+		if (!ok && !why.empty())
 			std::printf("# %s: %s\n", name.c_str(), why.c_str());
 		std::printf("%s %d %s\n", ok ? "ok" : "not ok", n_, name.c_str());
 		std::fflush(stdout);

@@ -40,7 +40,10 @@ struct mroce_ah {
 	uint32_t ah_num;
 };
 
-#define to_mctx(c) ((struct mroce_context *)(c))
+/* struct ibv_context is the last member of struct verbs_context. */
+#define to_mctx(c)							\
+	((struct mroce_context *)((char *)(c) -				\
+		offsetof(struct mroce_context, vctx.context)))
 #define to_mcq(c) ((struct mroce_cq *)(c))
 #define to_mqp(q) ((struct mroce_qp *)(q))
 #define to_mah(a) ((struct mroce_ah *)(a))
@@ -431,8 +434,13 @@ err:
 	return NULL;
 }
 
+static const struct verbs_match_ent mroce_match_table[] = {
+	{ .kind = 0 },		/* sentinel only: match_device() decides */
+};
+
 static const struct verbs_device_ops mroce_dev_ops = {
 	.name = "mroce",
+	.match_table = mroce_match_table,
 	.match_min_abi_version = MROCE_UVERBS_ABI_VERSION,
 	.match_max_abi_version = MROCE_UVERBS_ABI_VERSION,
 	.match_device = mroce_match_device,

@@ -25,7 +25,21 @@
 #include <stdint.h>
 
 struct verbs_sysfs_dev;		/* opaque: only passed back to libibverbs */
-struct verbs_match_ent;		/* unused: we match with match_device() */
+/*
+ * A match-table entry.  mroce matches with match_device() and passes an
+ * empty table (a lone sentinel): libibverbs walks every provider's table
+ * without a NULL check when it matches devices that have a driver_id.
+ */
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;			/* 0: sentinel */
+};
 
 struct mroce_list_node {
 	struct mroce_list_node *next, *prev;
@@ -112,6 +126,8 @@ struct verbs_context_ops {
 };
 
 /* Layouts measured on rdma-core 44 (x86_64). */
+static_assert(sizeof(struct verbs_match_ent) == 24, "verbs_match_ent layout");
+static_assert(offsetof(struct verbs_match_ent, kind) == 20, "verbs_match_ent layout");
 static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops layout");
 static_assert(offsetof(struct verbs_device_ops, match_device) == 32, "match_device offset");
 static_assert(sizeof(struct verbs_device) == 712, "verbs_device layout");
