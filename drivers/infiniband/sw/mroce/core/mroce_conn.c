@@ -131,3 +131,44 @@ int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
 	*out = c->path[path].st;
 	return 0;
 }
+
+const char *mroce_conn_check(const struct mroce_conn *c)
+{
+	const struct mroce_path *p;
+	u32 i, psn, live;
+	u64 sum;
+
+	if (c->snd_dsn_nxt - c->snd_dsn_una > c->p.max_inflight)
+		return "DSN window exceeds max_inflight";
+	if (c->retxq_len > c->p.max_inflight)
+		return "retransmit queue overflow";
+	if (c->msn_nxt - c->msn_una > MROCE_MAX_MSGS)
+		return "message window exceeds MROCE_MAX_MSGS";
+	if (c->msn_seg - c->msn_una > c->msn_nxt - c->msn_una)
+		return "segmentation pointer outside message window";
+	if (c->resp_len > MROCE_MAX_RESP || c->resp_head >= MROCE_MAX_RESP)
+		return "response FIFO out of bounds";
+	for (i = 0; i < c->p.num_paths; i++) {
+		p = &c->path[i];
+		if (p->snd_nxt - p->snd_una > MROCE_PATH_WND)
+			return "path window exceeds MROCE_PATH_WND";
+		sum = 0;
+		live = 0;
+		for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
+			const struct mroce_psn_ent *e =
+				&p->win[psn % MROCE_PATH_WND];
+
+			if (e->live) {
+				sum += e->len + MROCE_WIRE_OVERHEAD;
+				live++;
+			}
+		}
+		if (sum != p->st.inflight)
+			return "path inflight bytes differ from live packets";
+		if (live && p->st.state == MROCE_PATH_DOWN)
+			return "down path has live packets";
+		if (p->st.cwnd < c->p.cwnd_min || p->st.cwnd > c->p.cwnd_max)
+			return "cwnd outside [cwnd_min, cwnd_max]";
+	}
+	return NULL;
+}

@@ -558,6 +558,12 @@ bool mroce_conn_idle(const struct mroce_conn *c);
 int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
 			  struct mroce_path_stats *out);
 
+/*
+ * Consistency check of the bounded state (tests, fuzzers, debug builds).
+ * Returns NULL when every invariant holds, else what is violated.
+ */
+const char *mroce_conn_check(const struct mroce_conn *c);
+
 #ifdef __cplusplus
 }
 #endif

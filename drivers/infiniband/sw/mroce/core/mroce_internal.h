@@ -9,6 +9,10 @@
 
 #include "mroce_core.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum mroce_dsn_state {
 	MROCE_DSN_FREE,
 	MROCE_DSN_INFLIGHT,	/* at least one live copy on some path */
@@ -92,5 +96,9 @@ u64 mroce_recv_next_timer(const struct mroce_conn *c);
 void mroce_recv_advance(struct mroce_conn *c);
 u32 mroce_recv_cum_psn(const struct mroce_path *p);
 bool mroce_recv_path_update(struct mroce_path *p, u32 psn);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MROCE_INTERNAL_H */

@@ -933,7 +933,7 @@ void mroce_send_timer(struct mroce_conn *c, u64 now)
 			return;
 		}
 	}
-	if (now >= c->next_steer_ns) {
+	if (c->p.num_paths > 1 && now >= c->next_steer_ns) {
 		if (c->snd_dsn_una != c->snd_dsn_nxt)
 			mroce_path_steer(c, now);
 		c->next_steer_ns = now + c->p.steer_ns;
@@ -978,7 +978,7 @@ u64 mroce_send_next_timer(const struct mroce_conn *c)
 	if (c->all_down_since_ns)
 		t = min_t(u64, t, c->all_down_since_ns +
 			  (u64)(c->down_rounds + 1) * c->p.probe_ns);
-	if (c->snd_dsn_una != c->snd_dsn_nxt)
+	if (c->p.num_paths > 1 && c->snd_dsn_una != c->snd_dsn_nxt)
 		t = min_t(u64, t, c->next_steer_ns);
 	if (c->retxq_len && c->rnr_until_ns > c->now_ns)
 		t = min_t(u64, t, c->rnr_until_ns);

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Loss detection: RACK (time-based, per path) versus reordering, RTO with
+// exponential backoff, tail-loss probes.
+#include "util.h"
+
+using namespace mroce_test;
+
+namespace {
+
+// Establish an RTT sample of rtt on path 0 with one small WRITE.
+void warm_up(Pair &pr, uint64_t &now, uint64_t rtt)
+{
+	ASSERT_EQ(pr.a.post(write_wr(10), std::vector<uint8_t>(10, 1), now), 0);
+	auto pk = drain(pr.a, now);
+	ASSERT_EQ(pk.size(), 1u);
+	deliver(pr.b, pk[0], now + rtt / 2);
+	auto acks = drain(pr.b, now + rtt / 2);
+	ASSERT_EQ(acks.size(), 1u);
+	now += rtt;
+	deliver(pr.a, acks[0], now);
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+}
+
+}  // namespace
+
+TEST(Rack, ReorderingWithinWindowIsNotLoss)
+{
+	Pair pr(one_path_params());
+	uint64_t now = 0;
+	warm_up(pr, now, 100 * kUs);
+	ASSERT_EQ(pr.a.post(write_wr(4096), std::vector<uint8_t>(4096, 2), now), 0);
+	auto pk = drain(pr.a, now);
+	ASSERT_EQ(pk.size(), 4u);
+	/* 1, 2, 3 arrive; 0 is late but arrives before srtt + reo_wnd */
+	for (int i : {1, 2, 3})
+		deliver(pr.b, pk[i], now + 50 * kUs);
+	for (auto &w : drain(pr.b, now + 50 * kUs))
+		deliver(pr.a, w, now + 100 * kUs);
+	EXPECT_EQ(pstats(pr.a, 0).lost_pkts, 0u);
+	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
+	/* the RACK deadline: sent + srtt + max(10 us, min_rtt / 4) */
+	EXPECT_EQ(t, now + 100 * kUs + 25 * kUs);
+	deliver(pr.b, pk[0], now + 110 * kUs);
+	for (auto &w : drain(pr.b, now + 110 * kUs))
+		deliver(pr.a, w, now + 120 * kUs);
+	mroce_conn_timer(pr.a.conn.get(), t);
+	EXPECT_TRUE(drain(pr.a, t).empty());
+	EXPECT_EQ(pstats(pr.a, 0).lost_pkts, 0u);
+	EXPECT_EQ(pstats(pr.a, 0).retx_pkts, 0u);
+	EXPECT_EQ(pr.a.cqes.size(), 2u);
+	EXPECT_EQ(pr.b.dup_placements, 0);
+}
+
+TEST(Rack, LossDetectedAfterReorderWindowOnly)
+{
+	Pair pr(one_path_params());
+	uint64_t now = 0;
+	warm_up(pr, now, 100 * kUs);
+	ASSERT_EQ(pr.a.post(write_wr(4096), std::vector<uint8_t>(4096, 2), now), 0);
+	auto pk = drain(pr.a, now);
+	for (int i : {1, 2, 3})
+		deliver(pr.b, pk[i], now + 50 * kUs);
+	for (auto &w : drain(pr.b, now + 50 * kUs))
+		deliver(pr.a, w, now + 100 * kUs);
+	/* just before the deadline: nothing */
+	mroce_conn_timer(pr.a.conn.get(), now + 124 * kUs);
+	EXPECT_TRUE(drain(pr.a, now + 124 * kUs).empty());
+	mroce_conn_timer(pr.a.conn.get(), now + 125 * kUs);
+	auto re = drain(pr.a, now + 125 * kUs);
+	ASSERT_EQ(re.size(), 1u);
+	mroce_pkt p = parse1(re[0]);
+	EXPECT_EQ(p.offset, 0u);
+	EXPECT_EQ(p.dsn, 1u);		/* same DSN, new PSN */
+	EXPECT_EQ(p.psn, 5u);
+	EXPECT_TRUE(p.flags & MROCE_F_RETX);
+	EXPECT_EQ(pstats(pr.a, 0).lost_pkts, 1u);
+	/* a loss event cuts the window (once per RTT) */
+	EXPECT_LT(pstats(pr.a, 0).cwnd, pr.a.conn->p.cwnd_init);
+}
+
+TEST(Rack, OnlyLaterDeliveryOnSamePathTriggers)
+{
+	/* a delivery on path 1 says nothing about path 0 */
+	Pair pr(one_path_params(2));
+	ASSERT_EQ(pr.a.post(write_wr(2048), std::vector<uint8_t>(2048, 2), 0), 0);
+	auto pk = drain(pr.a, 0);
+	ASSERT_EQ(pk.size(), 2u);
+	ASSERT_NE(parse1(pk[0]).path, parse1(pk[1]).path);
+	deliver(pr.b, pk[1], 50 * kUs);
+	for (auto &w : drain(pr.b, 50 * kUs))
+		deliver(pr.a, w, 100 * kUs);
+	mroce_conn_timer(pr.a.conn.get(), 400 * kUs);
+	EXPECT_EQ(pstats(pr.a, 0).lost_pkts + pstats(pr.a, 1).lost_pkts, 0u);
+	/* only the RTO (rto_init 1 ms) recovers the other one */
+	EXPECT_GE(mroce_conn_next_timer(pr.a.conn.get()), 1 * kMs);
+}
+
+TEST(Rto, ExponentialBackoffThenPathDown)
+{
+	mroce_params prm = one_path_params();
+	prm.retry_budget = 2;
+	Pair pr(prm);
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 2), 0), 0);
+	ASSERT_EQ(drain(pr.a, 0).size(), 1u);
+	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
+	EXPECT_EQ(t, prm.rto_init_ns);
+	std::vector<uint64_t> fires;
+	for (int k = 0; k < 3; k++) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		fires.push_back(t);
+		mroce_conn_timer(pr.a.conn.get(), t);
+		auto re = drain(pr.a, t);
+		if (k < 2) {
+			ASSERT_EQ(re.size(), 1u) << k;
+			EXPECT_TRUE(parse1(re[0]).flags & MROCE_F_RETX);
+		}
+	}
+	EXPECT_EQ(fires[1] - fires[0], 2 * prm.rto_init_ns);
+	EXPECT_EQ(fires[2] - fires[1], 4 * prm.rto_init_ns);
+	auto s = pstats(pr.a, 0);
+	EXPECT_EQ(s.rtos, 3u);
+	EXPECT_EQ(s.state, (uint32_t)MROCE_PATH_DOWN);
+	EXPECT_EQ(s.cwnd, prm.cwnd_min);
+	/* the down path is probed; unanswered, the budget runs out */
+	uint64_t now = t;
+	int probes = 0;
+	while (pr.a.cqes.empty() && now < t + 100 * kMs) {
+		for (auto &w : drain(pr.a, now))
+			probes += is_op(w, MROCE_OP_PROBE);
+		now = mroce_conn_next_timer(pr.a.conn.get());
+		ASSERT_NE(now, UINT64_MAX);
+		mroce_conn_timer(pr.a.conn.get(), now);
+	}
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, (uint32_t)MROCE_ST_RETRY_EXC);
+	EXPECT_GE(probes, 2);
+	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_ERROR);
+	EXPECT_EQ(mroce_conn_post(pr.a.conn.get(), &pr.a.conn->smsg[0].wr, now),
+		  MROCE_E_STATE);
+}
+
+TEST(Rto, AckResetsBackoff)
+{
+	Pair pr(one_path_params());
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 2), 0), 0);
+	drain(pr.a, 0);
+	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
+	mroce_conn_timer(pr.a.conn.get(), t);
+	auto re = drain(pr.a, t);
+	ASSERT_EQ(re.size(), 1u);
+	deliver(pr.b, re[0], t + 10 * kUs);
+	for (auto &w : drain(pr.b, t + 10 * kUs))
+		deliver(pr.a, w, t + 20 * kUs);
+	EXPECT_EQ(pr.a.conn->path[0].backoff, 0u);
+	EXPECT_EQ(pr.a.conn->path[0].consec_rto, 0u);
+	EXPECT_EQ(pr.a.cqes.size(), 1u);
+}
+
+TEST(Tlp, ProbeResendsNewestPacketBeforeRto)
+{
+	mroce_params prm = one_path_params();
+	prm.rto_min_ns = 1 * kMs;
+	Pair pr(prm);
+	uint64_t now = 0;
+	warm_up(pr, now, 20 * kUs);
+	ASSERT_EQ(pr.a.post(write_wr(3072), std::vector<uint8_t>(3072, 2), now), 0);
+	auto pk = drain(pr.a, now);
+	ASSERT_EQ(pk.size(), 3u);
+	/* the whole tail is lost: no ACK comes */
+	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
+	EXPECT_EQ(t, now + 2 * 20 * kUs + prm.ack_delay_ns);
+	mroce_conn_timer(pr.a.conn.get(), t);
+	auto probe = drain(pr.a, t);
+	ASSERT_EQ(probe.size(), 1u);
+	mroce_pkt p = parse1(probe[0]);
+	EXPECT_TRUE(p.flags & MROCE_F_TLP);
+	EXPECT_TRUE(p.flags & MROCE_F_ACKREQ);
+	EXPECT_EQ(p.offset, 2048u);	/* the newest one */
+	EXPECT_EQ(pstats(pr.a, 0).tlps, 1u);
+	/* its ACK reveals the holes; RACK then recovers them, no RTO */
+	deliver(pr.b, probe[0], t + 10 * kUs);
+	for (auto &w : drain(pr.b, t + 10 * kUs))
+		deliver(pr.a, w, t + 20 * kUs);
+	uint64_t t2 = t + 20 * kUs;
+	auto re = drain(pr.a, t2);
+	ASSERT_EQ(re.size(), 2u);
+	EXPECT_EQ(parse1(re[0]).offset, 0u);
+	EXPECT_EQ(parse1(re[1]).offset, 1024u);
+	for (auto &w : re)
+		deliver(pr.b, w, t2 + 10 * kUs);
+	for (auto &w : drain(pr.b, t2 + 10 * kUs))
+		deliver(pr.a, w, t2 + 20 * kUs);
+	EXPECT_EQ(pr.a.cqes.size(), 2u);
+	EXPECT_EQ(pstats(pr.a, 0).rtos, 0u);
+	EXPECT_EQ(pr.b.dup_placements, 0);
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Paths (scheduling, down/up with fresh entropy, steering, retry budget),
+// per-path congestion control, parameter and WR validation.
+#include "util.h"
+
+using namespace mroce_test;
+
+namespace {
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed)
+{
+	std::vector<uint8_t> v(n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (uint8_t)(i * 31 + seed);
+	return v;
+}
+
+bool mem_is(const Endpoint &e, uint64_t off, const std::vector<uint8_t> &v)
+{
+	return std::equal(v.begin(), v.end(), e.mem.begin() + off);
+}
+
+}  // namespace
+
+TEST(Paths, SchedulerSpreadsOverAllPaths)
+{
+	auto p = World::params(11, 8);
+	World w(11, p, p);
+	auto data = pattern(512 * 1024, 1);
+	ASSERT_EQ(w.ep[0].post(write_wr(data.size()), data, 0), 0);
+	ASSERT_TRUE(w.run_until([&] { return !w.ep[0].cqes.empty(); }, 1000 * kMs));
+	EXPECT_EQ(w.ep[0].cqes[0].status, 0u);
+	EXPECT_TRUE(mem_is(w.ep[1], 0, data));
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < 8; i++)
+		total += pstats(w.ep[0], i).tx_pkts;
+	for (uint32_t i = 0; i < 8; i++)
+		EXPECT_GE(pstats(w.ep[0], i).tx_pkts * 16, total) << "path " << i;
+	std::set<uint16_t> ports;
+	for (uint32_t i = 0; i < 8; i++)
+		ports.insert(pstats(w.ep[0], i).sport);
+	EXPECT_EQ(ports.size(), 8u);	/* distinct entropy per path */
+}
+
+TEST(Paths, BrokenPathGoesDownIsRequeuedAndComesBackWithNewPort)
+{
+	auto p = World::params(5, 4);
+	World w(5, p, p);
+	uint16_t bad = pstats(w.ep[0], 1).sport;
+	w.ch.dead.insert({0, bad});
+	auto data = pattern(256 * 1024, 3);
+	ASSERT_EQ(w.ep[0].post(write_wr(data.size()), data, 0), 0);
+	ASSERT_TRUE(w.run_until([&] { return !w.ep[0].cqes.empty(); }, 1000 * kMs));
+	EXPECT_EQ(w.ep[0].cqes[0].status, 0u);
+	EXPECT_TRUE(mem_is(w.ep[1], 0, data));
+	EXPECT_EQ(w.ep[1].dup_placements, 0);
+	auto s = pstats(w.ep[0], 1);
+	EXPECT_GE(s.downs + s.rtos, 1u);
+	/* keep traffic going until the path is back */
+	auto more = pattern(64 * 1024, 4);
+	ASSERT_EQ(w.ep[0].post(write_wr(more.size(), 300000), more, w.now), 0);
+	ASSERT_TRUE(w.run_until([&] {
+		return w.ep[0].cqes.size() == 2 &&
+		       pstats(w.ep[0], 1).state == MROCE_PATH_UP &&
+		       pstats(w.ep[0], 1).sport != bad;
+	}, w.now + 1000 * kMs));
+	EXPECT_TRUE(mem_is(w.ep[1], 300000, more));
+	EXPECT_GE(pstats(w.ep[0], 1).downs, 1u);
+}
+
+TEST(Paths, EcnOutlierIsSteeredToANewPort)
+{
+	auto p = World::params(9, 4);
+	World w(9, p, p);
+	uint16_t hot = pstats(w.ep[0], 2).sport;
+	w.ch.ce_ports.insert({0, hot});
+	std::vector<uint8_t> data = pattern(64 * 1024, 5);
+	for (int i = 0; i < 40; i++)
+		ASSERT_EQ(w.ep[0].post(write_wr(data.size(), (i % 8) * 65536), data, 0), 0);
+	ASSERT_TRUE(w.run_until([&] { return w.ep[0].cqes.size() == 40; }, 2000 * kMs));
+	EXPECT_GE(pstats(w.ep[0], 2).steers, 1u);
+	EXPECT_NE(pstats(w.ep[0], 2).sport, hot);
+	for (uint32_t i : {0u, 1u, 3u})
+		EXPECT_EQ(pstats(w.ep[0], i).steers, 0u) << i;
+}
+
+TEST(Paths, AllPathsDeadReportsRetryExceeded)
+{
+	auto p = World::params(3, 4);
+	World w(3, p, p);
+	w.ch.all_dead = true;
+	ASSERT_EQ(w.ep[0].post(write_wr(10000), pattern(10000, 1), 0), 0);
+	ASSERT_EQ(w.ep[0].post(write_wr(10), pattern(10, 1), 0), 0);
+	ASSERT_TRUE(w.run_until([&] { return w.ep[0].cqes.size() == 2; }, 10000 * kMs));
+	EXPECT_EQ(w.ep[0].cqes[0].status, (uint32_t)MROCE_ST_RETRY_EXC);
+	EXPECT_EQ(w.ep[0].cqes[1].status, (uint32_t)MROCE_ST_WR_FLUSH);
+	for (uint32_t i = 0; i < 4; i++)
+		EXPECT_EQ(pstats(w.ep[0], i).state, (uint32_t)MROCE_PATH_DOWN);
+	/* budget 7 rounds of 1 ms after the last path went down */
+	EXPECT_LT(w.now, 500 * kMs);
+	EXPECT_EQ(mroce_conn_next_timer(w.ep[0].conn.get()), UINT64_MAX);
+}
+
+namespace {
+
+// Send 16 packets on one path, deliver them (CE-marked or not) after rtt,
+// feed the ACKs back; returns the path's cwnd.
+uint32_t cwnd_after_round(bool ce, uint64_t rtt2, uint64_t rtt1 = 10 * kUs)
+{
+	Pair pr(one_path_params());
+	uint64_t now = 0;
+	/* first round: establishes min_rtt = rtt1 */
+	pr.a.post(write_wr(1000), std::vector<uint8_t>(1000, 1), now);
+	for (auto &x : drain(pr.a, now))
+		deliver(pr.b, x, now + rtt1 / 2);
+	for (auto &x : drain(pr.b, now + rtt1 / 2))
+		deliver(pr.a, x, now + rtt1);
+	now += rtt1;
+	pr.a.post(write_wr(16 * 1024), std::vector<uint8_t>(16 * 1024, 1), now);
+	for (auto &x : drain(pr.a, now))
+		deliver(pr.b, x, now + rtt2 / 2, ce);
+	for (auto &x : drain(pr.b, now + rtt2 / 2))
+		deliver(pr.a, x, now + rtt2);
+	EXPECT_EQ(pr.a.cqes.size(), 2u);
+	return pstats(pr.a, 0).cwnd;
+}
+
+}  // namespace
+
+TEST(Cc, GrowsWithoutSignals)
+{
+	mroce_params p = one_path_params();
+	EXPECT_GT(cwnd_after_round(false, 10 * kUs), p.cwnd_init);
+}
+
+TEST(Cc, EcnCutsWindow)
+{
+	mroce_params p = one_path_params();
+	uint32_t w = cwnd_after_round(true, 10 * kUs);
+	EXPECT_LT(w, p.cwnd_init);
+	EXPECT_GE(w, p.cwnd_init / 2);	/* at most one cut per RTT */
+}
+
+TEST(Cc, DelayAboveTargetCutsWindow)
+{
+	mroce_params p = one_path_params();
+	/* 10 us base RTT, 200 us measured: far above min + 25 us target */
+	uint32_t w = cwnd_after_round(false, 200 * kUs);
+	EXPECT_LT(w, p.cwnd_init);
+	EXPECT_GE(w, p.cwnd_init / 2);	/* max decrease factor 0.5 */
+	/* within the target: no cut */
+	EXPECT_GE(cwnd_after_round(false, 30 * kUs), p.cwnd_init);
+}
+
+TEST(Params, InitRejectsInvalid)
+{
+	Endpoint e;
+	mroce_params ok;
+	mroce_params_default(&ok);
+	EXPECT_EQ(e.init(ok, 0), 0);
+	auto bad = [&](auto mut) {
+		mroce_params p = ok;
+		mut(p);
+		return e.init(p, 0);
+	};
+	EXPECT_EQ(bad([](auto &p) { p.num_paths = 0; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.num_paths = 65; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.max_inflight = 1000; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.max_inflight = 8192; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.mtu = 100; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.mtu = 8192; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.sport_min = 1000; p.sport_max = 1010; }),
+		  MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.rto_min_ns = 0; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.rto_init_ns = p.rto_max_ns + 1; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.cwnd_min = p.cwnd_init + 1; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.dqpn = 1u << 24; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.ack_every = 0; }), MROCE_E_INVAL);
+	EXPECT_EQ(mroce_conn_init(e.conn.get(), nullptr, nullptr, nullptr, 0),
+		  MROCE_E_INVAL);
+}
+
+TEST(Params, PostRejectsInvalidAndBoundsQueues)
+{
+	Endpoint e;
+	mroce_params p;
+	mroce_params_default(&p);
+	ASSERT_EQ(e.init(p, 0), 0);
+	mroce_wr wr{};
+	wr.op = 42;
+	EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), MROCE_E_INVAL);
+	EXPECT_EQ(mroce_conn_post(e.conn.get(), nullptr, 0), MROCE_E_INVAL);
+	wr.op = MROCE_WOP_FETCH_ADD;
+	wr.length = 8;
+	wr.remote_va = 0x1004;
+	EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), MROCE_E_INVAL);
+	wr.remote_va = 0x1000;
+	wr.length = 4;
+	EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), MROCE_E_INVAL);
+	wr.op = MROCE_WOP_WRITE;
+	wr.length = 0x80000001u;
+	EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), MROCE_E_INVAL);
+	wr.op = MROCE_WOP_READ;
+	wr.length = 10;
+	for (int i = 0; i < MROCE_MAX_RESP; i++)
+		EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), 0);
+	EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), MROCE_E_NOSPC);
+	wr.op = MROCE_WOP_WRITE;
+	for (int i = MROCE_MAX_RESP; i < MROCE_MAX_MSGS; i++)
+		EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), 0);
+	EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), MROCE_E_NOSPC);
+	EXPECT_EQ(mroce_conn_check(e.conn.get()), nullptr);
+}

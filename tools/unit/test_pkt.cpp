@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Packet parser/builder: round trips of every opcode, rejection of every
+// malformed case with its distinct error code, ICRC coverage.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "mroce_core.h"
+
+namespace {
+
+std::vector<uint8_t> build(const mroce_pkt &p)
+{
+	std::vector<uint8_t> b(MROCE_MAX_PKT);
+	int n = mroce_pkt_build(b.data(), b.size(), &p);
+	EXPECT_GT(n, 0) << mroce_strerror(n);
+	b.resize(n > 0 ? n : 0);
+	return b;
+}
+
+void reseal(std::vector<uint8_t> &b)
+{
+	ASSERT_GE(b.size(), 4u);
+	ASSERT_EQ(mroce_pkt_seal(b.data(), b.size() - 4, b.size()),
+		  (int)b.size());
+}
+
+int parse(const std::vector<uint8_t> &b, mroce_pkt *out = nullptr)
+{
+	mroce_pkt tmp;
+	return mroce_pkt_parse(b.data(), b.size(), out ? out : &tmp);
+}
+
+mroce_pkt base(uint8_t op, uint16_t flags = MROCE_F_FIRST | MROCE_F_LAST)
+{
+	mroce_pkt p{};
+	p.version = MROCE_WIRE_VERSION;
+	p.opcode = op;
+	p.flags = flags;
+	p.path = 7;
+	p.dqpn = 0x123456;
+	p.psn = 0xfffffff0;
+	p.dsn = 77;
+	p.msn = 5;
+	p.tx_ts = 0xdeadbeef;
+	return p;
+}
+
+const uint8_t kPayload[MROCE_MAX_PAYLOAD] = { 1, 2, 3, 4, 5 };
+
+mroce_pkt write_pkt(uint32_t off, uint16_t len, uint32_t total)
+{
+	uint16_t f = 0;
+	if (off == 0)
+		f |= MROCE_F_FIRST;
+	if (off + len == total)
+		f |= MROCE_F_LAST;
+	mroce_pkt p = base(MROCE_OP_WRITE, f);
+	p.offset = off;
+	p.payload_len = len;
+	p.payload = kPayload;
+	p.reth.va = 0x1122334455667788ULL;
+	p.reth.rkey = 0xabcdef01;
+	p.reth.length = total;
+	return p;
+}
+
+mroce_pkt ack_pkt()
+{
+	mroce_pkt p = base(MROCE_OP_ACK, 0);
+	p.ack.high_psn = 1000;
+	p.ack.cum_psn = 990;
+	p.ack.ecn_ce = 3;
+	p.ack.echo_ts = 42;
+	p.ack.cum_dsn = 500;
+	p.ack.cmpl_msn = 9;
+	p.ack.sack[0] = 0x1ff;	/* PSNs 991..999 received, 990 missing */
+	p.ack.sack[3] = 0x8000000000000000ULL;
+	return p;
+}
+
+}  // namespace
+
+TEST(Pkt, HeaderSizes)
+{
+	EXPECT_EQ(mroce_op_hdr_len(MROCE_OP_SEND), 32u + 8);
+	EXPECT_EQ(mroce_op_hdr_len(MROCE_OP_WRITE_IMM), 32u + 16 + 8 + 4);
+	EXPECT_EQ(mroce_op_hdr_len(MROCE_OP_CMP_SWAP), 32u + 32);
+	EXPECT_EQ(mroce_op_hdr_len(MROCE_OP_ACK), 32u + 64);
+	EXPECT_EQ(mroce_op_hdr_len(MROCE_OP_PROBE), 32u);
+	EXPECT_EQ(mroce_op_hdr_len(0x55), 0u);
+	EXPECT_LE(mroce_op_hdr_len(MROCE_OP_ACK), (uint32_t)MROCE_MAX_HDRS);
+}
+
+TEST(Pkt, Crc32cKnownAnswer)
+{
+	const uint8_t s[] = "123456789";
+	EXPECT_EQ(mroce_crc32c(0, s, 9), 0xe3069283u);
+}
+
+TEST(Pkt, RoundTripEveryOpcode)
+{
+	std::vector<mroce_pkt> v;
+	v.push_back(write_pkt(0, 100, 100));
+	v.push_back(write_pkt(4096, 4096, 10000));
+	{
+		mroce_pkt p = base(MROCE_OP_SEND);
+		p.seth.rq_seq = 17;
+		p.seth.length = 5;
+		p.payload_len = 5;
+		p.payload = kPayload;
+		v.push_back(p);
+		p.opcode = MROCE_OP_SEND_IMM;
+		p.imm = 0xcafef00d;
+		p.flags |= MROCE_F_SOLICITED | MROCE_F_ACKREQ;
+		v.push_back(p);
+		p.opcode = MROCE_OP_SEND_INV;
+		v.push_back(p);
+		mroce_pkt z = base(MROCE_OP_SEND);	/* zero-length send */
+		v.push_back(z);
+	}
+	{
+		mroce_pkt p = write_pkt(0, 3, 3);
+		p.opcode = MROCE_OP_WRITE_IMM;
+		p.seth.length = 3;
+		p.seth.rq_seq = 2;
+		p.imm = 99;
+		v.push_back(p);
+	}
+	{
+		mroce_pkt p = base(MROCE_OP_READ_REQ);
+		p.reth.va = 0x1000;
+		p.reth.rkey = 5;
+		p.reth.length = 1 << 20;
+		v.push_back(p);
+		mroce_pkt r = base(MROCE_OP_READ_RESP, MROCE_F_LAST);
+		r.offset = 4096;
+		r.rresp_len = 4100;
+		r.payload_len = 4;
+		r.payload = kPayload;
+		v.push_back(r);
+	}
+	{
+		mroce_pkt p = base(MROCE_OP_CMP_SWAP);
+		p.aeth.va = 0x2000;
+		p.aeth.rkey = 9;
+		p.aeth.swap = 0x1111;
+		p.aeth.compare_add = 0x2222;
+		v.push_back(p);
+		p.opcode = MROCE_OP_FETCH_ADD;
+		p.aeth.swap = 0;
+		v.push_back(p);
+		mroce_pkt r = base(MROCE_OP_ATOMIC_RESP);
+		r.atomic_orig = 0x0123456789abcdefULL;
+		v.push_back(r);
+	}
+	v.push_back(ack_pkt());
+	{
+		mroce_pkt p = base(MROCE_OP_PROBE, MROCE_F_ACKREQ);
+		v.push_back(p);
+	}
+	for (const auto &p : v) {
+		SCOPED_TRACE(testing::Message() << "opcode " << (int)p.opcode);
+		auto b = build(p);
+		ASSERT_EQ(b.size(), mroce_op_hdr_len(p.opcode) + p.payload_len + 4u);
+		mroce_pkt q;
+		ASSERT_EQ(parse(b, &q), 0);
+		EXPECT_EQ(q.opcode, p.opcode);
+		EXPECT_EQ(q.flags, p.flags);
+		EXPECT_EQ(q.path, p.path);
+		EXPECT_EQ(q.dqpn, p.dqpn);
+		EXPECT_EQ(q.psn, p.psn);
+		EXPECT_EQ(q.dsn, p.dsn);
+		EXPECT_EQ(q.msn, p.msn);
+		EXPECT_EQ(q.offset, p.offset);
+		EXPECT_EQ(q.tx_ts, p.tx_ts);
+		EXPECT_EQ(q.payload_len, p.payload_len);
+		EXPECT_EQ(q.ext, mroce_op_ext(p.opcode));
+		if (q.ext & MROCE_EXT_RETH) {
+			EXPECT_EQ(q.reth.va, p.reth.va);
+			EXPECT_EQ(q.reth.rkey, p.reth.rkey);
+			EXPECT_EQ(q.reth.length, p.reth.length);
+		}
+		if (q.ext & MROCE_EXT_SETH) {
+			EXPECT_EQ(q.seth.rq_seq, p.seth.rq_seq);
+			EXPECT_EQ(q.seth.length, p.seth.length);
+		}
+		if (q.ext & MROCE_EXT_IMETH)
+			EXPECT_EQ(q.imm, p.imm);
+		if (q.ext & MROCE_EXT_RRETH)
+			EXPECT_EQ(q.rresp_len, p.rresp_len);
+		if (q.ext & MROCE_EXT_AETH) {
+			EXPECT_EQ(q.aeth.va, p.aeth.va);
+			EXPECT_EQ(q.aeth.swap, p.aeth.swap);
+			EXPECT_EQ(q.aeth.compare_add, p.aeth.compare_add);
+			EXPECT_EQ(q.aeth.rkey, p.aeth.rkey);
+		}
+		if (q.ext & MROCE_EXT_ATKETH)
+			EXPECT_EQ(q.atomic_orig, p.atomic_orig);
+		if (q.ext & MROCE_EXT_ACKETH) {
+			EXPECT_EQ(q.ack.high_psn, p.ack.high_psn);
+			EXPECT_EQ(q.ack.cum_psn, p.ack.cum_psn);
+			EXPECT_EQ(q.ack.ecn_ce, p.ack.ecn_ce);
+			EXPECT_EQ(q.ack.echo_ts, p.ack.echo_ts);
+			EXPECT_EQ(q.ack.cum_dsn, p.ack.cum_dsn);
+			EXPECT_EQ(q.ack.cmpl_msn, p.ack.cmpl_msn);
+			for (int i = 0; i < MROCE_SACK_WORDS; i++)
+				EXPECT_EQ(q.ack.sack[i], p.ack.sack[i]);
+		}
+		if (p.payload_len)
+			EXPECT_EQ(0, memcmp(q.payload, p.payload, p.payload_len));
+		else
+			EXPECT_EQ(q.payload, nullptr);
+		// Canonical encoding: rebuilding gives the same bytes.
+		EXPECT_EQ(build(q), b);
+	}
+}
+
+TEST(Pkt, WireBytesAreBigEndianAtFixedOffsets)
+{
+	auto b = build(write_pkt(0, 1, 1));
+	EXPECT_EQ(b[0], MROCE_WIRE_VERSION);
+	EXPECT_EQ(b[1], MROCE_OP_WRITE);
+	EXPECT_EQ(b[5], 7);			/* path */
+	EXPECT_EQ(b[9], 0x12);			/* dqpn 0x123456 */
+	EXPECT_EQ(b[11], 0x56);
+	EXPECT_EQ(b[12], 0xff);			/* psn 0xfffffff0 */
+	EXPECT_EQ(b[15], 0xf0);
+	EXPECT_EQ(b[32], 0x11);			/* reth.va MSB first */
+	EXPECT_EQ(b[39], 0x88);
+	EXPECT_EQ(b[47], 1);			/* reth.length */
+}
+
+TEST(Pkt, RejectShortAndLengthMismatch)
+{
+	auto b = build(write_pkt(0, 100, 100));
+	mroce_pkt out;
+	for (size_t n = 0; n < 36; n++)
+		EXPECT_EQ(mroce_pkt_parse(b.data(), n, &out), MROCE_E_SHORT) << n;
+	EXPECT_EQ(mroce_pkt_parse(nullptr, 100, &out), MROCE_E_SHORT);
+	/* headers cut: WRITE needs 48 bytes of headers + ICRC */
+	std::vector<uint8_t> cut(b.begin(), b.begin() + 40);
+	reseal(cut);
+	EXPECT_EQ(parse(cut), MROCE_E_SHORT);
+	/* datagram one byte longer than payload_len says */
+	auto longer = b;
+	longer.insert(longer.end() - 4, 0);
+	reseal(longer);
+	EXPECT_EQ(parse(longer), MROCE_E_LEN);
+	auto shorter = b;
+	shorter.erase(shorter.end() - 5);
+	reseal(shorter);
+	EXPECT_EQ(parse(shorter), MROCE_E_LEN);
+}
+
+TEST(Pkt, IcrcCoversEveryByte)
+{
+	auto b = build(write_pkt(0, 64, 64));
+	for (size_t i = 0; i < b.size(); i++) {
+		for (int bit = 0; bit < 8; bit += 3) {
+			auto c = b;
+			c[i] ^= (uint8_t)(1u << bit);
+			int r = parse(c);
+			/* length bytes can make the length check fire first */
+			EXPECT_TRUE(r == MROCE_E_ICRC || r == MROCE_E_LEN ||
+				    r == MROCE_E_VERSION || r == MROCE_E_OPCODE ||
+				    r == MROCE_E_SHORT)
+				<< "byte " << i << " bit " << bit << " -> " << r;
+			EXPECT_NE(r, 0);
+		}
+	}
+}
+
+namespace {
+// Mutate a field of a valid packet, reseal, expect err.
+void expect_reject(mroce_pkt p, int err, void (*mut)(std::vector<uint8_t> &),
+		   const char *what)
+{
+	auto b = build(p);
+	ASSERT_EQ(parse(b), 0) << what;
+	if (mut)
+		mut(b);
+	reseal(b);
+	EXPECT_EQ(parse(b), err) << what << ": " << mroce_strerror(parse(b));
+}
+}  // namespace
+
+TEST(Pkt, RejectBaseHeaderFields)
+{
+	mroce_pkt w = write_pkt(0, 10, 10);
+	expect_reject(w, MROCE_E_VERSION, [](auto &b) { b[0] = 2; }, "version");
+	expect_reject(w, MROCE_E_OPCODE, [](auto &b) { b[1] = 0x0b; }, "opcode 0x0b");
+	expect_reject(w, MROCE_E_OPCODE, [](auto &b) { b[1] = 0; }, "opcode 0");
+	expect_reject(w, MROCE_E_OPCODE, [](auto &b) { b[1] = 0xff; }, "opcode 0xff");
+	expect_reject(w, MROCE_E_FLAGS, [](auto &b) { b[2] = 0x80; }, "unknown flag");
+	expect_reject(w, MROCE_E_FLAGS, [](auto &b) { b[3] |= MROCE_F_SOLICITED; },
+		      "solicited on WRITE");
+	expect_reject(w, MROCE_E_PATH, [](auto &b) { b[5] = 64; }, "path 64");
+	expect_reject(w, MROCE_E_PATH, [](auto &b) { b[4] = 1; }, "path 256");
+	expect_reject(w, MROCE_E_FIELD, [](auto &b) { b[8] = 1; }, "dqpn > 24 bits");
+}
+
+TEST(Pkt, RejectPayloadRules)
+{
+	mroce_pkt r = base(MROCE_OP_READ_REQ);
+	r.reth.length = 10;
+	r.payload_len = 4;
+	r.payload = kPayload;
+	expect_reject(r, MROCE_E_PAYLOAD, nullptr, "payload on READ_REQ");
+	mroce_pkt a = base(MROCE_OP_ACK, 0);
+	a.payload_len = 1;
+	a.payload = kPayload;
+	expect_reject(a, MROCE_E_PAYLOAD, nullptr, "payload on ACK");
+	/* payload > MROCE_MAX_PAYLOAD: build refuses, hand-craft instead */
+	std::vector<uint8_t> big(48 + 4097 + 4, 0);
+	auto hdr = build(write_pkt(0, 1, 8000));
+	memcpy(big.data(), hdr.data(), 48);
+	big[6] = 4097 >> 8;
+	big[7] = 4097 & 0xff;
+	reseal(big);
+	EXPECT_EQ(parse(big), MROCE_E_PAYLOAD);
+	mroce_pkt z = write_pkt(0, 0, 10);	/* empty packet, not the last */
+	z.flags = MROCE_F_FIRST;
+	expect_reject(z, MROCE_E_PAYLOAD, nullptr, "empty non-last packet");
+}
+
+TEST(Pkt, RejectBoundsAndPositionFlags)
+{
+	mroce_pkt p = write_pkt(100, 10, 105);
+	p.flags = MROCE_F_LAST;
+	expect_reject(p, MROCE_E_BOUNDS, nullptr, "offset+len > total");
+	p = write_pkt(0xfffffff0u, 100, 0x80000000u);
+	expect_reject(p, MROCE_E_BOUNDS, nullptr, "offset overflow");
+	p = write_pkt(0, 10, 20);
+	p.flags = 0;
+	expect_reject(p, MROCE_E_FLAGS, nullptr, "missing FIRST");
+	p = write_pkt(10, 10, 30);
+	p.flags = MROCE_F_FIRST;
+	expect_reject(p, MROCE_E_FLAGS, nullptr, "FIRST at offset 10");
+	p = write_pkt(10, 10, 20);
+	p.flags = 0;
+	expect_reject(p, MROCE_E_FLAGS, nullptr, "missing LAST");
+	p = write_pkt(0, 10, 20);
+	p.flags = MROCE_F_FIRST | MROCE_F_LAST;
+	expect_reject(p, MROCE_E_FLAGS, nullptr, "LAST not at end");
+	p = write_pkt(0, 10, 10);
+	p.reth.length = 0x80000001u;
+	p.flags = MROCE_F_FIRST;
+	expect_reject(p, MROCE_E_FIELD, nullptr, "message too long");
+	mroce_pkt w = write_pkt(0, 3, 3);
+	w.opcode = MROCE_OP_WRITE_IMM;
+	w.seth.length = 4;
+	expect_reject(w, MROCE_E_FIELD, nullptr, "WRITE_IMM RETH/SETH length");
+	mroce_pkt rq = base(MROCE_OP_READ_REQ, MROCE_F_FIRST);
+	expect_reject(rq, MROCE_E_FLAGS, nullptr, "READ_REQ without LAST");
+	rq = base(MROCE_OP_READ_REQ);
+	rq.offset = 8;
+	expect_reject(rq, MROCE_E_BOUNDS, nullptr, "READ_REQ offset");
+	rq = base(MROCE_OP_READ_REQ);
+	rq.reth.length = 0x80000001u;
+	expect_reject(rq, MROCE_E_FIELD, nullptr, "READ_REQ too long");
+}
+
+TEST(Pkt, RejectExtensionReservedAndValues)
+{
+	mroce_pkt rr = base(MROCE_OP_READ_RESP);
+	rr.rresp_len = 0;
+	expect_reject(rr, MROCE_E_RSVD, [](auto &b) { b[39] = 1; }, "RRETH rsvd");
+	mroce_pkt cs = base(MROCE_OP_CMP_SWAP);
+	cs.aeth.va = 0x1000;
+	expect_reject(cs, MROCE_E_RSVD, [](auto &b) { b[44] = 1; }, "AETH rsvd");
+	cs.aeth.va = 0x1004;
+	expect_reject(cs, MROCE_E_FIELD, nullptr, "unaligned atomic");
+	mroce_pkt fa = base(MROCE_OP_FETCH_ADD);
+	fa.aeth.va = 0x1000;
+	fa.aeth.swap = 1;
+	expect_reject(fa, MROCE_E_RSVD, nullptr, "FETCH_ADD swap");
+	mroce_pkt pr = base(MROCE_OP_PROBE, MROCE_F_ACKREQ);
+	pr.offset = 4;
+	expect_reject(pr, MROCE_E_RSVD, nullptr, "PROBE offset");
+	pr = base(MROCE_OP_PROBE, MROCE_F_LAST);
+	expect_reject(pr, MROCE_E_FLAGS, nullptr, "PROBE flags");
+}
+
+TEST(Pkt, RejectAckFields)
+{
+	mroce_pkt a = ack_pkt();
+	expect_reject(a, MROCE_E_RSVD, [](auto &b) { b[32 + 26] = 1; }, "ACK rsvd0");
+	expect_reject(a, MROCE_E_RSVD, [](auto &b) { b[32 + 31] = 1; }, "ACK rsvd1");
+	a.ack.syndrome = MROCE_SYN_MAX + 1;
+	expect_reject(a, MROCE_E_FIELD, nullptr, "syndrome");
+	a = ack_pkt();
+	a.ack.rnr_timer = 3;
+	expect_reject(a, MROCE_E_FIELD, nullptr, "rnr_timer without RNR");
+	a.ack.syndrome = MROCE_SYN_RNR;
+	EXPECT_EQ(parse(build(a)), 0);
+	a = ack_pkt();
+	a.ack.cum_psn = 1001;
+	expect_reject(a, MROCE_E_FIELD, nullptr, "cum > high");
+	a.ack.cum_psn = 1000 - 257;
+	expect_reject(a, MROCE_E_FIELD, nullptr, "cum below window");
+	a = ack_pkt();
+	a.ack.sack[0] |= 1ULL << 9;	/* claims PSN 990 (= cum) received */
+	expect_reject(a, MROCE_E_FIELD, nullptr, "cum marked received");
+	a = ack_pkt();
+	a.flags = MROCE_F_ACKREQ;
+	expect_reject(a, MROCE_E_FLAGS, nullptr, "ACK flags");
+}
+
+TEST(Pkt, BuilderBounds)
+{
+	mroce_pkt p = write_pkt(0, 100, 100);
+	std::vector<uint8_t> b(MROCE_MAX_PKT);
+	EXPECT_EQ(mroce_pkt_build(b.data(), 47, &p), MROCE_E_NOSPC);
+	EXPECT_EQ(mroce_pkt_build(b.data(), 48 + 100 + 3, &p), MROCE_E_NOSPC);
+	EXPECT_EQ(mroce_pkt_build(b.data(), 48 + 100 + 4, &p), 152);
+	EXPECT_EQ(mroce_pkt_seal(b.data(), 10, 13), MROCE_E_NOSPC);
+	EXPECT_EQ(mroce_pkt_seal(b.data(), 14, 13), MROCE_E_NOSPC);
+	p.opcode = 0x42;
+	EXPECT_EQ(mroce_pkt_build(b.data(), b.size(), &p), MROCE_E_OPCODE);
+	p = write_pkt(0, 100, 100);
+	p.path = 64;
+	EXPECT_EQ(mroce_pkt_build(b.data(), b.size(), &p), MROCE_E_INVAL);
+	p = write_pkt(0, 100, 100);
+	p.payload = nullptr;
+	EXPECT_EQ(mroce_pkt_build(b.data(), b.size(), &p), MROCE_E_INVAL);
+	p.payload_len = 4097;
+	EXPECT_EQ(mroce_pkt_build(b.data(), b.size(), &p), MROCE_E_INVAL);
+	EXPECT_STREQ(mroce_strerror(MROCE_E_ICRC), "ICRC mismatch");
+	EXPECT_STREQ(mroce_strerror(5), "unknown error");
+	EXPECT_STREQ(mroce_strerror(-1000), "unknown error");
+}
+
+TEST(Pkt, RandomBytesNeverCrashAndRarelyParse)
+{
+	std::mt19937_64 rng(7);
+	int ok = 0;
+	for (int i = 0; i < 20000; i++) {
+		std::vector<uint8_t> b(rng() % 200);
+		for (auto &x : b)
+			x = (uint8_t)rng();
+		if (b.size() >= 36 && (i & 1)) {
+			b[0] = 1;
+			b[1] = (uint8_t)(rng() % 0x12);
+			reseal(b);
+		}
+		mroce_pkt p;
+		ok += mroce_pkt_parse(b.data(), b.size(), &p) == 0;
+	}
+	EXPECT_LT(ok, 200);
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Per-path SACK scoreboard (receiver and sender) and DSN dedupe.
+#include "util.h"
+
+#include "mroce_internal.h"
+
+using namespace mroce_test;
+
+namespace {
+
+mroce_path fresh_path()
+{
+	mroce_path p;
+	memset(&p, 0, sizeof(p));
+	memset(p.rcv_map, 0xff, sizeof(p.rcv_map));
+	return p;
+}
+
+bool bit(const mroce_path &p, uint32_t psn)
+{
+	uint32_t i = p.rcv_high - 1 - psn;
+	return i < 256 && (p.rcv_map[i / 64] >> (i % 64) & 1);
+}
+
+}  // namespace
+
+TEST(Scoreboard, InOrder)
+{
+	mroce_path p = fresh_path();
+	for (uint32_t i = 0; i < 10; i++)
+		EXPECT_FALSE(mroce_recv_path_update(&p, i));
+	EXPECT_EQ(p.rcv_high, 10u);
+	EXPECT_EQ(mroce_recv_cum_psn(&p), 10u);
+	EXPECT_TRUE(mroce_recv_path_update(&p, 9));	/* duplicate */
+	EXPECT_TRUE(mroce_recv_path_update(&p, 3));
+}
+
+TEST(Scoreboard, GapThenFill)
+{
+	mroce_path p = fresh_path();
+	for (uint32_t i : {0u, 1u, 3u, 4u, 7u})
+		EXPECT_FALSE(mroce_recv_path_update(&p, i));
+	EXPECT_EQ(p.rcv_high, 8u);
+	EXPECT_EQ(mroce_recv_cum_psn(&p), 2u);
+	EXPECT_TRUE(bit(p, 3));
+	EXPECT_FALSE(bit(p, 2));
+	EXPECT_FALSE(bit(p, 5));
+	EXPECT_FALSE(bit(p, 6));
+	EXPECT_FALSE(mroce_recv_path_update(&p, 2));
+	EXPECT_EQ(mroce_recv_cum_psn(&p), 5u);
+	EXPECT_FALSE(mroce_recv_path_update(&p, 6));
+	EXPECT_EQ(mroce_recv_cum_psn(&p), 5u);
+	EXPECT_FALSE(mroce_recv_path_update(&p, 5));
+	EXPECT_EQ(mroce_recv_cum_psn(&p), 8u);
+}
+
+TEST(Scoreboard, ShiftAcrossWords)
+{
+	mroce_path p = fresh_path();
+	mroce_recv_path_update(&p, 0);
+	/* psn 0 must survive shifts of 63, 64, 65 and 100 positions */
+	uint32_t psn = 0;
+	for (uint32_t step : {63u, 1u, 1u, 100u}) {
+		psn += step;
+		mroce_recv_path_update(&p, psn);
+		EXPECT_TRUE(bit(p, 0)) << psn;
+		EXPECT_TRUE(bit(p, psn));
+		EXPECT_FALSE(bit(p, psn - 1)) << psn;
+	}
+	EXPECT_EQ(mroce_recv_cum_psn(&p), 1u);
+}
+
+TEST(Scoreboard, JumpBeyondWindow)
+{
+	mroce_path p = fresh_path();
+	mroce_recv_path_update(&p, 0);
+	mroce_recv_path_update(&p, 300);
+	EXPECT_EQ(p.rcv_high, 301u);
+	/* everything older than the window counts as settled */
+	EXPECT_EQ(mroce_recv_cum_psn(&p), 301u - 256u);
+	EXPECT_TRUE(mroce_recv_path_update(&p, 10));	/* left window */
+	EXPECT_FALSE(mroce_recv_path_update(&p, 100));
+}
+
+TEST(Scoreboard, Wraparound)
+{
+	mroce_path p = fresh_path();
+	p.rcv_high = 0xfffffffeu;
+	for (uint32_t i : {0xfffffffeu, 0xffffffffu, 0u, 1u})
+		EXPECT_FALSE(mroce_recv_path_update(&p, i));
+	EXPECT_EQ(p.rcv_high, 2u);
+	EXPECT_EQ(mroce_recv_cum_psn(&p), 2u);
+}
+
+// Sender: deliver a subset, check the ACK marks exactly those.
+TEST(SenderSack, SelectiveAckMarksOnlyReceived)
+{
+	mroce_params prm = one_path_params();
+	prm.ack_every = 1000;	/* one ACK for the whole burst */
+	Pair pr(prm);
+	ASSERT_EQ(pr.a.post(write_wr(8 * 1024), std::vector<uint8_t>(8 * 1024, 7), 0), 0);
+	auto pk = drain(pr.a, 0);
+	ASSERT_EQ(pk.size(), 8u);
+	for (int i : {0, 2, 3, 5, 7})
+		deliver(pr.b, pk[i], 10 * kUs);
+	/* gaps make the receiver ACK at once */
+	auto acks = drain(pr.b, 10 * kUs);
+	ASSERT_FALSE(acks.empty());
+	mroce_pkt last = parse1(acks.back());
+	EXPECT_EQ(last.ack.high_psn, 8u);
+	EXPECT_EQ(last.ack.cum_psn, 1u);
+	EXPECT_EQ(last.ack.cum_dsn, 1u);
+	for (auto &w : acks)
+		EXPECT_EQ(deliver(pr.a, w, 20 * kUs), 0);
+	auto s = pstats(pr.a, 0);
+	EXPECT_EQ(s.delivered_pkts, 5u);
+	EXPECT_EQ(s.lost_pkts, 0u);	/* reorder window not yet over */
+	EXPECT_EQ(s.inflight, 3u * (1024 + 64));
+	/* after srtt + reorder window: exactly 1, 4, 6 are retransmitted */
+	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
+	ASSERT_LT(t, 1 * kMs);
+	mroce_conn_timer(pr.a.conn.get(), t);
+	auto re = drain(pr.a, t);
+	std::vector<uint32_t> offs;
+	for (auto &w : re) {
+		mroce_pkt p = parse1(w);
+		EXPECT_TRUE(p.flags & MROCE_F_RETX);
+		offs.push_back(p.offset);
+	}
+	EXPECT_EQ(offs, (std::vector<uint32_t>{1024, 4096, 6144}));
+	EXPECT_EQ(pstats(pr.a, 0).lost_pkts, 3u);
+	for (auto &w : re)
+		deliver(pr.b, w, t + 10 * kUs);
+	for (auto &w : drain(pr.b, t + 10 * kUs))
+		deliver(pr.a, w, t + 20 * kUs);
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, (uint32_t)MROCE_ST_SUCCESS);
+	EXPECT_TRUE(mroce_conn_idle(pr.a.conn.get()));
+	EXPECT_EQ(std::vector<uint8_t>(pr.b.mem.begin(), pr.b.mem.begin() + 8192),
+		  std::vector<uint8_t>(8192, 7));
+	EXPECT_EQ(pr.b.dup_placements, 0);
+}
+
+TEST(SenderSack, BogusAckOutsideWindowIgnored)
+{
+	Pair pr(one_path_params());
+	ASSERT_EQ(pr.a.post(write_wr(2048), std::vector<uint8_t>(2048, 1), 0), 0);
+	auto pk = drain(pr.a, 0);
+	ASSERT_EQ(pk.size(), 2u);
+	mroce_pkt ack{};
+	ack.version = 1;
+	ack.opcode = MROCE_OP_ACK;
+	ack.ack.high_psn = 5;	/* beyond snd_nxt = 2 */
+	ack.ack.cum_psn = 5;
+	EXPECT_EQ(mroce_conn_rx(pr.a.conn.get(), &ack, false, 1000), MROCE_E_WINDOW);
+	ack.ack.high_psn = 2;
+	ack.ack.cum_psn = 2;
+	ack.ack.cum_dsn = 99;	/* beyond snd_dsn_nxt */
+	EXPECT_EQ(mroce_conn_rx(pr.a.conn.get(), &ack, false, 1000), MROCE_E_WINDOW);
+	ack.path = 3;		/* no such path */
+	EXPECT_EQ(mroce_conn_rx(pr.a.conn.get(), &ack, false, 1000), MROCE_E_PATH);
+	EXPECT_EQ(pstats(pr.a, 0).delivered_pkts, 0u);
+	EXPECT_TRUE(pr.a.cqes.empty());
+}
+
+TEST(Dedupe, RetransmissionOnOtherPathPlacedOnce)
+{
+	Pair pr(one_path_params(2));
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 9), 0), 0);
+	auto pk = drain(pr.a, 0);
+	ASSERT_EQ(pk.size(), 1u);
+	mroce_pkt p = parse1(pk[0]);
+	EXPECT_EQ(mroce_conn_rx(pr.b.conn.get(), &p, false, 1000), 0);
+	/* the same DSN again, as if retransmitted on the other path */
+	p.path ^= 1;
+	p.psn = 0;
+	p.flags |= MROCE_F_RETX;
+	EXPECT_EQ(mroce_conn_rx(pr.b.conn.get(), &p, false, 2000), MROCE_E_DUP);
+	EXPECT_EQ(pr.b.placed.size(), 1u);
+	EXPECT_EQ(pr.b.dup_placements, 0);
+	/* both paths are acknowledged so the sender learns on either */
+	auto acks = drain(pr.b, 3000);
+	std::set<uint32_t> paths;
+	for (auto &w : acks)
+		paths.insert(parse1(w).path);
+	EXPECT_EQ(paths, (std::set<uint32_t>{0, 1}));
+	EXPECT_EQ(pr.b.conn->st.rx_dup, 1u);
+}
+
+TEST(Dedupe, DsnOutsideWindowDropped)
+{
+	Pair pr(one_path_params());
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 9), 0), 0);
+	auto pk = drain(pr.a, 0);
+	mroce_pkt p = parse1(pk[0]);
+	p.dsn += pr.b.conn->p.max_inflight;
+	EXPECT_EQ(mroce_conn_rx(pr.b.conn.get(), &p, false, 1000), MROCE_E_WINDOW);
+	EXPECT_TRUE(pr.b.placed.empty());
+	p.dsn = 0;
+	p.msn = 1000;		/* MSN far outside the message window */
+	EXPECT_EQ(mroce_conn_rx(pr.b.conn.get(), &p, false, 1000), MROCE_E_WINDOW);
+	EXPECT_TRUE(pr.b.placed.empty());
+	p.msn = 0;
+	EXPECT_EQ(mroce_conn_rx(pr.b.conn.get(), &p, false, 1000), 0);
+	EXPECT_EQ(pr.b.placed.size(), 1u);
+}
+
+TEST(Dedupe, RnrIsNotAcknowledged)
+{
+	Pair pr(one_path_params());
+	mroce_wr wr{};
+	wr.op = MROCE_WOP_SEND;
+	wr.length = 10;
+	ASSERT_EQ(pr.a.post(wr, std::vector<uint8_t>(10, 3), 0), 0);
+	auto pk = drain(pr.a, 0);
+	ASSERT_EQ(pk.size(), 1u);
+	EXPECT_EQ(deliver(pr.b, pk[0], 1000), 0);	/* no receive buffer */
+	auto acks = drain(pr.b, 1000);
+	ASSERT_GE(acks.size(), 1u);
+	mroce_pkt nak = parse1(acks[0]);
+	EXPECT_EQ(nak.ack.syndrome, MROCE_SYN_RNR);
+	EXPECT_EQ(nak.ack.cum_dsn, 0u);		/* not accepted */
+	EXPECT_EQ(nak.ack.high_psn, 0u);	/* nor SACKed */
+	for (auto &w : acks)
+		deliver(pr.a, w, 2000);
+	EXPECT_TRUE(drain(pr.a, 3000).empty());	/* waits for the RNR timer */
+	pr.b.post_recv(64);
+	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
+	ASSERT_LE(t, 2000 + 60 * kUs);
+	auto re = drain(pr.a, t);
+	ASSERT_EQ(re.size(), 1u);
+	EXPECT_EQ(deliver(pr.b, re[0], t + 1000), 0);
+	for (auto &w : drain(pr.b, t + 1000))
+		deliver(pr.a, w, t + 2000);
+	ASSERT_EQ(pr.b.cqes.size(), 1u);
+	EXPECT_EQ(pr.b.cqes[0].kind, (uint32_t)MROCE_CQE_RECV);
+	EXPECT_EQ(pr.b.cqes[0].byte_len, 10u);
+	EXPECT_EQ(pr.b.recvs[0][9], 3);
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, 0u);
+}
