@@ -187,8 +187,10 @@ TEST(Tlp, ProbeResendsNewestPacketBeforeRto)
 	ASSERT_EQ(re.size(), 2u);
 	EXPECT_EQ(parse1(re[0]).offset, 0u);
 	EXPECT_EQ(parse1(re[1]).offset, 1024u);
-	for (auto &w : re)
+	for (auto &w : re) {
+		EXPECT_TRUE(parse1(w).flags & MROCE_F_ACKREQ);
 		deliver(pr.b, w, t2 + 10 * kUs);
+	}
 	for (auto &w : drain(pr.b, t2 + 10 * kUs))
 		deliver(pr.a, w, t2 + 20 * kUs);
 	EXPECT_EQ(pr.a.cqes.size(), 2u);

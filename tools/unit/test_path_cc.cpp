@@ -46,6 +46,7 @@ TEST(Paths, SchedulerSpreadsOverAllPaths)
 TEST(Paths, BrokenPathGoesDownIsRequeuedAndComesBackWithNewPort)
 {
 	auto p = World::params(5, 4);
+	p.steer_ns = 10000 * kMs;	/* no steering: exercise down/up */
 	World w(5, p, p);
 	uint16_t bad = pstats(w.ep[0], 1).sport;
 	w.ch.dead.insert({0, bad});
@@ -72,6 +73,7 @@ TEST(Paths, BrokenPathGoesDownIsRequeuedAndComesBackWithNewPort)
 TEST(Paths, EcnOutlierIsSteeredToANewPort)
 {
 	auto p = World::params(9, 4);
+	p.steer_ns = 50 * kUs;
 	World w(9, p, p);
 	uint16_t hot = pstats(w.ep[0], 2).sport;
 	w.ch.ce_ports.insert({0, hot});

@@ -66,7 +66,8 @@ TEST(Scoreboard, ShiftAcrossWords)
 		mroce_recv_path_update(&p, psn);
 		EXPECT_TRUE(bit(p, 0)) << psn;
 		EXPECT_TRUE(bit(p, psn));
-		EXPECT_FALSE(bit(p, psn - 1)) << psn;
+		if (step > 1)
+			EXPECT_FALSE(bit(p, psn - 1)) << psn;
 	}
 	EXPECT_EQ(mroce_recv_cum_psn(&p), 1u);
 }

@@ -373,6 +373,7 @@ struct mroce_path {
 	bool tlp_out;
 	bool tlp_req;		/* timer asked tx for a tail-loss probe */
 	u32 steer_samples;	/* deliveries + losses since last steer */
+	u32 rack_psn;		/* newest delivered PSN + 1 (RACK order) */
 	bool probe_out;
 	u32 probe_ts;		/* tx_ts (us) of the last probe */
 	u64 probe_due_ns;

@@ -286,7 +286,8 @@ static void mroce_rack_detect(struct mroce_conn *c, u32 i, u64 now)
 			mroce_psn_resolve(p, e);
 			continue;
 		}
-		if (e->sent_ns >= p->rack_xmit_ns || now < e->sent_ns + wait)
+		/* sent after the newest delivered one: no evidence yet */
+		if (!mroce_seq_lt(psn, p->rack_psn) || now < e->sent_ns + wait)
 			break;
 		mroce_psn_lost(c, p, e);
 		lost = true;
@@ -306,7 +307,7 @@ static u64 mroce_rack_deadline(const struct mroce_conn *c,
 		e = &p->win[psn % MROCE_PATH_WND];
 		if (!e->live)
 			continue;
-		if (e->sent_ns >= p->rack_xmit_ns)
+		if (!mroce_seq_lt(psn, p->rack_psn))
 			return U64_MAX;
 		return e->sent_ns + p->st.srtt_ns + mroce_path_reo_wnd(c, p);
 	}
@@ -460,6 +461,8 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		bytes += e->len;
 		if (e->sent_ns > p->rack_xmit_ns)
 			p->rack_xmit_ns = e->sent_ns;
+		if (mroce_seq_le(p->rack_psn, psn))
+			p->rack_psn = psn + 1;
 		mroce_psn_resolve(p, e);
 		p->st.delivered_pkts++;
 		p->steer_samples++;
@@ -738,7 +741,8 @@ static int mroce_tx_retx(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		ent->state = MROCE_DSN_INFLIGHT;
 		c->path[i].st.retx_pkts++;
 		c->st.tx_retx++;
-		mroce_emit(c, (u32)i, ent, MROCE_F_RETX, false, now, tx);
+		mroce_emit(c, (u32)i, ent, MROCE_F_RETX | MROCE_F_ACKREQ, false,
+			   now, tx);
 		return 1;
 	}
 	mroce_dsn_advance(c);
