@@ -16,6 +16,7 @@ pkgs=(
 	libibverbs-dev librdmacm-dev
 	googletest libgtest-dev
 	linux-source-6.1 xz-utils
+	clang-14 libclang-rt-14-dev
 )
 
 kver_file=/var/lib/mroce-kver
