@@ -342,8 +342,14 @@ public:
 		pump(0);
 		pump(1);
 		while (!pred()) {
-			if (now > deadline || steps > max_steps)
+			if (now > deadline)
 				return false;
+			if (steps > max_steps) {
+				/* time stopped advancing: a timer livelock */
+				ADD_FAILURE() << "no progress after " << steps
+					      << " events at " << now << " ns";
+				return false;
+			}
 			if (!step())
 				return pred();
 			check_invariants();

@@ -372,6 +372,7 @@ struct mroce_path {
 	bool ecn_valid;
 	bool tlp_out;
 	bool tlp_req;		/* timer asked tx for a tail-loss probe */
+	bool rto_retx;		/* RTO fired: next packet goes here */
 	u32 steer_samples;	/* deliveries + losses since last steer */
 	u32 rack_psn;		/* newest delivered PSN + 1 (RACK order) */
 	bool probe_out;

@@ -72,9 +72,13 @@ bool mroce_path_has_room(const struct mroce_conn *c, u32 i, u32 wlen)
 }
 
 /*
- * Pick the path for a packet of wlen window bytes: the UP path with the
- * most free window (cwnd - inflight), ties broken by a rotating start so
- * equal paths share the load.  Returns the path index or -1.
+ * Pick the path for a packet of wlen window bytes.  A path whose RTO just
+ * fired comes first: its next packet (normally the retransmission of what
+ * it lost) tells whether the path recovered, so that a dead route keeps
+ * timing out until it is declared down instead of idling with a dead port.
+ * Otherwise the UP path with the most free window (cwnd - inflight), ties
+ * broken by a rotating start so equal paths share the load.  Returns the
+ * path index or -1.
  */
 int mroce_path_pick(struct mroce_conn *c, u32 wlen)
 {
@@ -82,6 +86,9 @@ int mroce_path_pick(struct mroce_conn *c, u32 wlen)
 	s64 best_free = -1;
 	int best = -1;
 
+	for (i = 0; i < n; i++)
+		if (c->path[i].rto_retx && mroce_path_has_room(c, i, wlen))
+			return (int)i;
 	c->sched_rr = (c->sched_rr + 1) % n;
 	for (k = 0; k < n; k++) {
 		s64 fr;
@@ -130,6 +137,7 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 	p->st.downs++;
 	p->tlp_req = false;
 	p->tlp_out = false;
+	p->rto_retx = false;
 	p->probe_out = false;
 	p->probe_due_ns = now;
 	mroce_path_new_sport(c, i);

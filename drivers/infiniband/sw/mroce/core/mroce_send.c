@@ -492,6 +492,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		p->consec_rto = 0;
 		p->backoff = 0;
 		p->tlp_out = false;
+		p->rto_retx = false;
 		mroce_cc_on_ack(c, p, bytes, pkts, ce, rtt, now);
 	}
 	mroce_path_advance_una(p);
@@ -624,6 +625,7 @@ static void mroce_emit(struct mroce_conn *c, u32 i, struct mroce_dsn_ent *ent,
 	p->st.tx_pkts++;
 	p->st.tx_bytes += ent->len;
 	p->last_send_ns = now;
+	p->rto_retx = false;
 	mroce_fill_data(c, ent, tx);
 	tx->pkt.path = i;
 	tx->pkt.psn = psn;
@@ -687,6 +689,12 @@ static int mroce_tx_tlp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		if (!p->tlp_req)
 			continue;
 		p->tlp_req = false;
+		/*
+		 * One probe per flight, sent or not: when nothing is left
+		 * to probe the timer must not re-arm at the same instant.
+		 * The next delivery (ACK) or RTO clears tlp_out.
+		 */
+		p->tlp_out = true;
 		if (p->st.state != MROCE_PATH_UP ||
 		    p->snd_nxt - p->snd_una >= MROCE_PATH_WND)
 			continue;
@@ -700,7 +708,6 @@ static int mroce_tx_tlp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 			    ent->state != MROCE_DSN_INFLIGHT ||
 			    !mroce_ent_alive(c, ent))
 				break;
-			p->tlp_out = true;
 			p->st.tlps++;
 			mroce_emit(c, i, ent, MROCE_F_TLP | MROCE_F_ACKREQ,
 				   true, now, tx);
@@ -900,6 +907,8 @@ static void mroce_path_rto_fire(struct mroce_conn *c, u32 i, u64 now)
 	mroce_cc_on_rto(c, p);
 	if (p->consec_rto >= c->p.down_after_rtos)
 		mroce_path_down(c, i, now);
+	else
+		p->rto_retx = true;
 }
 
 void mroce_send_timer(struct mroce_conn *c, u64 now)
