@@ -217,10 +217,6 @@ void decode_cqe(const mroce_cqe &c, ibv_wc &wc)
 
 using mroce::Ring;
 
-struct mroce_uring {
-	std::unique_ptr<Ring> ring;
-};
-
 extern "C" {
 
 struct mroce_uring *mroce_uring_map(int cmd_fd, uint64_t offset, uint64_t size,

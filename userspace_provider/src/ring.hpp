@@ -77,3 +77,8 @@ private:
 };
 
 } // namespace mroce
+
+// The opaque handle of mroce_uprov.h: one ring, owned.
+struct mroce_uring {
+	std::unique_ptr<mroce::Ring> ring;
+};

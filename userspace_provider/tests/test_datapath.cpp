@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Unit tests of the provider datapath against rings in plain memory: the
+// producer/consumer protocol, WQE encoding and validation (the errnos
+// ibv_post_send/recv report), CQE decoding and the uAPI layout.
+
+#include "mroce_uprov.h"
+#include "ring.hpp"
+#include "wqe.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <endian.h>
+#include <vector>
+
+namespace {
+
+using mroce::Ring;
+using mroce::RingError;
+
+class HeapMemory final : public mroce::RingMemory {
+public:
+	HeapMemory(uint32_t n, uint32_t size, size_t extra = 0)
+		: buf_(MROCE_RING_CTL_SIZE + size_t(n) * size + extra)
+	{
+		auto *ctl = reinterpret_cast<mroce_ring_ctl *>(buf_.data());
+		ctl->num_entries = n;
+		ctl->entry_size = size;
+	}
+	std::span<std::byte> bytes() override { return buf_; }
+	mroce_ring_ctl *ctl() { return reinterpret_cast<mroce_ring_ctl *>(buf_.data()); }
+
+private:
+	std::vector<std::byte> buf_;
+};
+
+struct TestRing {
+	TestRing(uint32_t n, uint32_t size)
+	{
+		auto m = std::make_unique<HeapMemory>(n, size);
+		mem = m.get();
+		u.ring = Ring::make(std::move(m), n, size);
+	}
+	mroce_ring_ctl *ctl() { return mem->ctl(); }
+	HeapMemory *mem;
+	mroce_uring u;
+};
+
+constexpr uint32_t kSendSlot = 256;
+constexpr uint32_t kRecvSlot = 128;
+
+mroce_qp_limits rc_limits()
+{
+	return {IBV_QPT_RC, 4, 4, 128};
+}
+
+uint32_t ah_num_of(ibv_ah *ah)
+{
+	return ah ? 7u : 0u;
+}
+
+TEST(Layout, UapiSizesAndOffsets)
+{
+	EXPECT_EQ(sizeof(mroce_ring_ctl), 256u);
+	EXPECT_EQ(offsetof(mroce_ring_ctl, producer), 0u);
+	EXPECT_EQ(offsetof(mroce_ring_ctl, consumer), 64u);
+	EXPECT_EQ(offsetof(mroce_ring_ctl, num_entries), 128u);
+	EXPECT_EQ(sizeof(mroce_cqe), 64u);
+	EXPECT_EQ(sizeof(mroce_send_wqe), 64u);
+	EXPECT_EQ(offsetof(mroce_send_wqe, wr), 32u);
+	EXPECT_EQ(sizeof(mroce_recv_wqe), 16u);
+	EXPECT_EQ(sizeof(mroce_sge), 16u);
+	// Numeric identity with libibverbs' enums, relied on by decode_cqe.
+	EXPECT_EQ(MROCE_WC_RECV, IBV_WC_RECV);
+	EXPECT_EQ(MROCE_WC_RECV_RDMA_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM);
+	EXPECT_EQ(MROCE_WC_WITH_IMM, IBV_WC_WITH_IMM);
+	EXPECT_EQ(MROCE_WC_WITH_INV, IBV_WC_WITH_INV);
+	EXPECT_EQ(MROCE_SEND_INLINE, IBV_SEND_INLINE);
+	EXPECT_EQ(MROCE_SEND_SIGNALED, IBV_SEND_SIGNALED);
+}
+
+TEST(Ring, GeometryIsValidated)
+{
+	RingError e;
+	EXPECT_EQ(Ring::make(std::make_unique<HeapMemory>(8, 64), 6, 64, &e), nullptr);
+	EXPECT_EQ(e, RingError::bad_geometry);
+	EXPECT_EQ(Ring::make(std::make_unique<HeapMemory>(8, 60), 8, 60, &e), nullptr);
+	EXPECT_EQ(e, RingError::bad_geometry);
+	EXPECT_EQ(Ring::make(std::make_unique<HeapMemory>(8, 64), 16, 64, &e), nullptr);
+	EXPECT_EQ(e, RingError::too_small);
+	EXPECT_EQ(Ring::make(std::make_unique<HeapMemory>(8, 64, 64 * 8), 16, 64, &e), nullptr);
+	EXPECT_EQ(e, RingError::mismatch);	// control block says 8 entries
+	EXPECT_EQ(Ring::make(nullptr, 8, 64, &e), nullptr);
+	auto r = Ring::make(std::make_unique<HeapMemory>(8, 64), 8, 64, &e);
+	ASSERT_NE(r, nullptr);
+	EXPECT_EQ(e, RingError::ok);
+	EXPECT_EQ(r->slot(9), r->slot(1));	// indices wrap modulo the size
+}
+
+TEST(CqPoll, ConsumesInOrderAcrossWrap)
+{
+	TestRing cq(4, sizeof(mroce_cqe));
+	cq.ctl()->producer = cq.ctl()->consumer = 0xfffffffe;	// about to wrap
+	uint32_t prod = cq.ctl()->producer;
+	for (uint64_t id = 1; id <= 3; id++, prod++) {
+		mroce_cqe c{};
+		c.wr_id = id;
+		c.status = id == 2 ? IBV_WC_REM_ACCESS_ERR : IBV_WC_SUCCESS;
+		c.opcode = MROCE_WC_RECV;
+		c.byte_len = 100 * id;
+		c.imm_data = htobe32(0xabcd);
+		c.wc_flags = MROCE_WC_WITH_IMM;
+		c.qp_num = 0x11;
+		c.src_qp = 0x22;
+		std::memcpy(cq.u.ring->slot(prod), &c, sizeof(c));
+	}
+	cq.ctl()->producer = prod;
+	ibv_wc wc[8];
+	ASSERT_EQ(mroce_cq_poll(&cq.u, 2, wc), 2);
+	EXPECT_EQ(wc[0].wr_id, 1u);
+	EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(wc[0].opcode, IBV_WC_RECV);
+	EXPECT_EQ(wc[0].byte_len, 100u);
+	EXPECT_EQ(wc[0].imm_data, htobe32(0xabcd));
+	EXPECT_EQ(wc[0].wc_flags, unsigned(IBV_WC_WITH_IMM));
+	EXPECT_EQ(wc[0].qp_num, 0x11u);
+	EXPECT_EQ(wc[0].src_qp, 0x22u);
+	EXPECT_EQ(wc[1].status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(cq.ctl()->consumer, 0u);	// wrapped through 2^32
+	ASSERT_EQ(mroce_cq_poll(&cq.u, 8, wc), 1);
+	EXPECT_EQ(wc[0].wr_id, 3u);
+	EXPECT_EQ(mroce_cq_poll(&cq.u, 8, wc), 0);
+	EXPECT_EQ(cq.ctl()->consumer, prod);
+}
+
+TEST(CqPoll, CorruptProducerIsAnError)
+{
+	TestRing cq(4, sizeof(mroce_cqe));
+	cq.ctl()->producer = 5;	// more than the ring holds
+	ibv_wc wc[8];
+	EXPECT_EQ(mroce_cq_poll(&cq.u, 8, wc), -EIO);
+	EXPECT_EQ(cq.ctl()->consumer, 0u);
+}
+
+TEST(SqPost, EncodesRdmaWriteWithSges)
+{
+	TestRing sq(8, kSendSlot);
+	ibv_sge sge[2] = {{0x1000, 10, 0x55}, {0x2000, 20, 0x66}};
+	ibv_send_wr wr{};
+	wr.wr_id = 42;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = htobe32(7);
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+	wr.wr.rdma.remote_addr = 0xdead000;
+	wr.wr.rdma.rkey = 0x99;
+	ibv_send_wr *bad = nullptr;
+	unsigned queued;
+	auto lim = rc_limits();
+	ASSERT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &wr, &bad, &queued), 0);
+	EXPECT_EQ(queued, 1u);
+	EXPECT_EQ(sq.ctl()->producer, 1u);
+	mroce_send_wqe w;
+	std::memcpy(&w, sq.u.ring->slot(0), sizeof(w));
+	EXPECT_EQ(w.wr_id, 42u);
+	EXPECT_EQ(w.opcode, unsigned(MROCE_WR_RDMA_WRITE_WITH_IMM));
+	EXPECT_EQ(w.send_flags, unsigned(MROCE_SEND_SIGNALED | MROCE_SEND_SOLICITED));
+	EXPECT_EQ(w.imm_data, htobe32(7));
+	EXPECT_EQ(w.num_sge, 2u);
+	EXPECT_EQ(w.wr.rdma.remote_addr, 0xdead000u);
+	EXPECT_EQ(w.wr.rdma.rkey, 0x99u);
+	mroce_sge s[2];
+	std::memcpy(s, sq.u.ring->slot(0) + sizeof(w), sizeof(s));
+	EXPECT_EQ(s[1].addr, 0x2000u);
+	EXPECT_EQ(s[1].length, 20u);
+	EXPECT_EQ(s[1].lkey, 0x66u);
+}
+
+TEST(SqPost, InlineCopiesBytes)
+{
+	TestRing sq(8, kSendSlot);
+	char a[] = "hello ", b[] = "world";
+	ibv_sge sge[2] = {{uint64_t(uintptr_t(a)), 6, 0}, {uint64_t(uintptr_t(b)), 5, 0}};
+	ibv_send_wr wr{};
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_INLINE;
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+	ibv_send_wr *bad;
+	unsigned queued;
+	auto lim = rc_limits();
+	ASSERT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &wr, &bad, &queued), 0);
+	mroce_send_wqe w;
+	std::memcpy(&w, sq.u.ring->slot(0), sizeof(w));
+	EXPECT_EQ(w.inline_len, 11u);
+	EXPECT_EQ(w.num_sge, 0u);
+	EXPECT_EQ(std::memcmp(sq.u.ring->slot(0) + sizeof(w), "hello world", 11), 0);
+}
+
+TEST(SqPost, BadWrStopsTheListAndReportsIt)
+{
+	TestRing sq(8, kSendSlot);
+	ibv_sge sge{0x1000, 8, 1};
+	ibv_send_wr w[3]{};
+	for (auto &x : w) {
+		x.opcode = IBV_WR_SEND;
+		x.sg_list = &sge;
+		x.num_sge = 1;
+	}
+	w[0].next = &w[1];
+	w[1].next = &w[2];
+	w[1].num_sge = 5;	// over max_send_sge
+	ibv_send_wr *bad = nullptr;
+	unsigned queued;
+	auto lim = rc_limits();
+	EXPECT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, w, &bad, &queued), EINVAL);
+	EXPECT_EQ(bad, &w[1]);
+	EXPECT_EQ(queued, 1u);	// the first one is visible to the kernel
+	EXPECT_EQ(sq.ctl()->producer, 1u);
+}
+
+struct BadCase {
+	const char *name;
+	void (*edit)(ibv_send_wr &wr, mroce_qp_limits &lim);
+	int err;
+};
+
+class SqReject : public testing::TestWithParam<BadCase> {};
+
+TEST_P(SqReject, ReturnsErrnoAndQueuesNothing)
+{
+	TestRing sq(8, kSendSlot);
+	static char buf[512];
+	ibv_sge sge{uint64_t(uintptr_t(buf)), 8, 1};
+	ibv_send_wr wr{};
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	auto lim = rc_limits();
+	GetParam().edit(wr, lim);
+	ibv_send_wr *bad = nullptr;
+	unsigned queued = 99;
+	EXPECT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &wr, &bad, &queued), GetParam().err);
+	EXPECT_EQ(bad, &wr);
+	EXPECT_EQ(queued, 0u);
+	EXPECT_EQ(sq.ctl()->producer, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+	Cases, SqReject,
+	testing::Values(
+		BadCase{"unknown_opcode", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.opcode = IBV_WR_BIND_MW; }, EOPNOTSUPP},
+		BadCase{"unknown_flag", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.send_flags = IBV_SEND_IP_CSUM; }, EOPNOTSUPP},
+		BadCase{"negative_sges", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.num_sge = -1; }, EINVAL},
+		BadCase{"null_sg_list", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.sg_list = nullptr; }, EINVAL},
+		BadCase{"inline_too_long", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.send_flags = IBV_SEND_INLINE; w.sg_list->length = 129; }, EINVAL},
+		BadCase{"inline_read", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.opcode = IBV_WR_RDMA_READ; w.send_flags = IBV_SEND_INLINE; }, EINVAL},
+		BadCase{"atomic_length", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD; w.sg_list->length = 4; }, EINVAL},
+		BadCase{"atomic_misaligned", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+				w.wr.atomic.remote_addr = 0x1004; }, EINVAL},
+		BadCase{"ud_write", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UD; w.opcode = IBV_WR_RDMA_WRITE; }, EINVAL},
+		BadCase{"ud_without_ah", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UD; w.wr.ud.ah = nullptr; }, EINVAL}),
+	[](const testing::TestParamInfo<BadCase> &i) { return std::string(i.param.name); });
+
+TEST(SqPost, FullRingReportsEnomem)
+{
+	TestRing sq(2, kSendSlot);
+	ibv_send_wr w[3]{};
+	for (auto &x : w)
+		x.opcode = IBV_WR_SEND;
+	w[0].next = &w[1];
+	w[1].next = &w[2];
+	ibv_send_wr *bad;
+	unsigned queued;
+	auto lim = rc_limits();
+	EXPECT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, w, &bad, &queued), ENOMEM);
+	EXPECT_EQ(queued, 2u);
+	EXPECT_EQ(bad, &w[2]);
+	sq.ctl()->consumer = 1;	// the kernel consumed one
+	EXPECT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &w[2], &bad, &queued), 0);
+	EXPECT_EQ(sq.ctl()->producer, 3u);
+}
+
+TEST(SqPost, UdCarriesAddressHandle)
+{
+	TestRing sq(4, kSendSlot);
+	ibv_send_wr wr{};
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.wr.ud.ah = reinterpret_cast<ibv_ah *>(uintptr_t(0x10));
+	wr.wr.ud.remote_qpn = 0x123;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	ibv_send_wr *bad;
+	unsigned queued;
+	mroce_qp_limits lim{IBV_QPT_UD, 1, 1, 0};
+	ASSERT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &wr, &bad, &queued), 0);
+	mroce_send_wqe w;
+	std::memcpy(&w, sq.u.ring->slot(0), sizeof(w));
+	EXPECT_EQ(w.wr.ud.ah_num, 7u);
+	EXPECT_EQ(w.wr.ud.remote_qpn, 0x123u);
+	EXPECT_EQ(w.wr.ud.remote_qkey, 0x11111111u);
+}
+
+TEST(RqPost, EncodesAndValidates)
+{
+	TestRing rq(4, kRecvSlot);
+	ibv_sge sge[2] = {{0x1000, 100, 3}, {0x3000, 50, 4}};
+	ibv_recv_wr wr{};
+	wr.wr_id = 9;
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+	ibv_recv_wr *bad = nullptr;
+	auto lim = rc_limits();
+	ASSERT_EQ(mroce_rq_post(&rq.u, &lim, &wr, &bad), 0);
+	mroce_recv_wqe w;
+	std::memcpy(&w, rq.u.ring->slot(0), sizeof(w));
+	EXPECT_EQ(w.wr_id, 9u);
+	EXPECT_EQ(w.num_sge, 2u);
+	mroce_sge s;
+	std::memcpy(&s, rq.u.ring->slot(0) + sizeof(w) + sizeof(s), sizeof(s));
+	EXPECT_EQ(s.addr, 0x3000u);
+	EXPECT_EQ(s.lkey, 4u);
+	wr.num_sge = 5;
+	EXPECT_EQ(mroce_rq_post(&rq.u, &lim, &wr, &bad), EINVAL);
+	EXPECT_EQ(bad, &wr);
+	EXPECT_EQ(rq.ctl()->producer, 1u);
+}
+
+TEST(RqPost, FullRingReportsEnomem)
+{
+	TestRing rq(2, kRecvSlot);
+	ibv_recv_wr w[3]{};
+	w[0].next = &w[1];
+	w[1].next = &w[2];
+	ibv_recv_wr *bad = nullptr;
+	auto lim = rc_limits();
+	EXPECT_EQ(mroce_rq_post(&rq.u, &lim, w, &bad), ENOMEM);
+	EXPECT_EQ(bad, &w[2]);
+	EXPECT_EQ(rq.ctl()->producer, 2u);
+}
+
+} // namespace
