@@ -15,6 +15,7 @@
 #define MROCE_H
 
 #include <linux/atomic.h>
+#include <linux/hrtimer.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/list.h>
@@ -87,6 +88,12 @@ struct mroce_dev_stats {
 	atomic64_t rx_datagrams;	/* every datagram seen for this device */
 	atomic64_t rx_dropped;		/* of those, dropped */
 	atomic64_t rx_short;		/* of those, too short for a BTH */
+	atomic64_t rx_malformed;	/* failed validation (parse, ICRC) */
+	atomic64_t rx_no_qp;		/* no such QP, or not from its peer */
+	atomic64_t rx_qp_state;		/* QP not in a receiving state */
+	atomic64_t rx_packets;		/* handed to a QP */
+	atomic64_t tx_packets;
+	atomic64_t tx_errors;		/* no route, no memory */
 };
 
 /*
@@ -215,7 +222,9 @@ struct mroce_cq {
 	 */
 	spinlock_t lock;
 	struct mroce_ring ring;
+	u32 prod;			/* kernel-private producer index */
 	u32 notify;			/* IB_CQ_SOLICITED / NEXT_COMP armed */
+	bool overflow;			/* a CQE was lost: CQ in error */
 	bool user;
 };
 
@@ -232,6 +241,14 @@ struct mroce_mr {
 	u64 iova;
 	u64 length;
 	struct ib_umem *umem;		/* MROCE_MR_USER */
+	/*
+	 * MROCE_MR_USER: the pinned pages, page_off is the offset of iova
+	 * in pages[0].  Immutable; released after an RCU grace period, so
+	 * the datapath (always under rcu_read_lock()) may copy through them.
+	 */
+	struct page **pages;
+	u32 npages;
+	u32 page_off;
 	bool user;
 	struct rcu_head rcu;
 };
@@ -274,6 +291,36 @@ struct mroce_qp {
 	struct mroce_ring sq;
 	struct mroce_ring rq;		/* num_entries 0 with an SRQ */
 	u32 rq_producer;		/* kernel QPs: next RQ slot to fill */
+
+	/*
+	 * Datapath (mroce_rc.c), under lock.  WQEs are copied out of the
+	 * rings into kernel-private shadows before use, so userspace can
+	 * never change a WQE the kernel already validated.
+	 *   sq_next: next SQ slot to read; sq_done: WRs completed (the
+	 *   consumer index published to the provider); sq_shadow holds
+	 *   slots sq_done..sq_next.
+	 *   rq_base: RQ index of the connection's rq_seq 0; rq_seen: next
+	 *   RQ slot to read; rq_done: receive WRs completed (published).
+	 */
+	struct mroce_dev *mdev;
+	struct mroce_conn *conn;	/* RC: the protocol core */
+	bool conn_live;			/* conn initialised (RTR..ERR) */
+	struct hrtimer timer;		/* the core's timers and tx kicks */
+	u32 sq_next, sq_done;
+	void *sq_shadow;
+	u32 rq_base, rq_seen, rq_done;
+	void *rq_shadow;
+	u32 ud_seq;			/* UD: datagrams sent (PSN) */
+};
+
+/*
+ * What a datapath step leaves for after the QP lock is dropped: packets
+ * to transmit and CQs whose completion handler must run.
+ */
+struct mroce_dp {
+	struct sk_buff_head txq;
+	struct mroce_cq *notify[2];
+	bool cq_err[2];
 };
 
 static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
@@ -383,6 +430,45 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+
+/* mroce_mem.c: memory regions as the datapath sees them (RCU held). */
+enum mroce_copy_dir {
+	MROCE_TO_MR,			/* write into the region */
+	MROCE_FROM_MR,			/* read from the region */
+};
+
+struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key);
+int mroce_mr_check(struct mroce_mr *mr, struct ib_pd *pd, u64 va, u64 len,
+		   int access);
+void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
+		   enum mroce_copy_dir dir);
+u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 va, struct page **page);
+int mroce_sge_copy(struct mroce_dev *mdev, struct ib_pd *pd, bool kernel,
+		   const struct mroce_sge *sge, u32 nsge, u32 offset,
+		   void *buf, u32 len, enum mroce_copy_dir dir);
+
+/* mroce_cq.c: the datapath's producer side. */
+void mroce_cq_push(struct mroce_cq *cq, const struct mroce_cqe *cqe,
+		   bool solicited, struct mroce_dp *dp);
+void mroce_dp_init(struct mroce_dp *dp);
+void mroce_dp_finish(struct mroce_qp *qp, struct mroce_dp *dp);
+
+/* mroce_xmit.c */
+struct sk_buff *mroce_xmit_alloc(struct mroce_qp *qp, u32 len, u16 sport);
+void mroce_xmit(struct mroce_qp *qp, struct sk_buff *skb);
+
+/* mroce_rc.c: RC datapath around the protocol core. */
+int mroce_rc_create(struct mroce_qp *qp);
+void mroce_rc_destroy(struct mroce_qp *qp);
+void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
+		     enum ib_qp_state next, struct mroce_dp *dp);
+void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
+void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
+		 struct mroce_dp *dp);
+extern unsigned int mroce_num_paths;
+
+/* mroce_rx.c */
+int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb);
 
 /* mroce_stats.c: live object counters, datagram counters, debugfs. */
 void mroce_obj_inc(struct mroce_dev *mdev, enum mroce_obj_type type,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Completion queues: one ring of struct mroce_cqe, mmap()ed
- * by user CQs, polled in the kernel for kernel CQs.  The kernel produces
- * completions (datapath); nothing produces them yet.
+ * by user CQs, polled in the kernel for kernel CQs.  Only the kernel
+ * produces completions (mroce_cq_push(), from the datapath).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -109,6 +109,60 @@ static void mroce_cqe_to_wc(struct mroce_dev *mdev,
 	rcu_read_unlock();
 }
 
+/*
+ * Append one completion.  Any context; the caller holds the QP lock (lock
+ * order: QP, then CQ).  The producer index is kernel-private, the
+ * consumer index of a user CQ is read from the shared page and only
+ * trusted as far as the ring size.  A full ring loses the CQE and puts
+ * the CQ in error (IB_EVENT_CQ_ERR, raised by mroce_dp_finish()).  When
+ * the CQ is armed for this completion, its handler is left in dp.
+ */
+void mroce_cq_push(struct mroce_cq *cq, const struct mroce_cqe *cqe,
+		   bool solicited, struct mroce_dp *dp)
+{
+	struct mroce_ring *ring = &cq->ring;
+	unsigned long flags;
+	bool fire = false;
+	u32 cons;
+	int i;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->overflow)
+		goto out;
+	/* Pairs with the poller's release: the slots it freed are read. */
+	cons = smp_load_acquire(&ring->ctl->consumer);
+	if (cq->prod - cons >= ring->num_entries) {
+		cq->overflow = true;
+		for (i = 0; i < 2; i++)
+			if (!dp->notify[i] || dp->notify[i] == cq) {
+				dp->notify[i] = cq;
+				dp->cq_err[i] = true;
+				break;
+			}
+		goto out;
+	}
+	memcpy(ring->buf + MROCE_RING_CTL_SIZE +
+	       (size_t)(cq->prod & (ring->num_entries - 1)) * ring->entry_size,
+	       cqe, sizeof(*cqe));
+	cq->prod++;
+	/* The CQE is visible before the index that publishes it. */
+	smp_store_release(&ring->ctl->producer, cq->prod);
+	if (cq->notify & IB_CQ_NEXT_COMP ||
+	    (solicited && cq->notify & IB_CQ_SOLICITED)) {
+		cq->notify = 0;
+		fire = true;
+	}
+out:
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (!fire)
+		return;
+	for (i = 0; i < 2; i++)
+		if (!dp->notify[i] || dp->notify[i] == cq) {
+			dp->notify[i] = cq;
+			break;
+		}
+}
+
 /* Kernel CQs only (uverbs POLL_CQ is not enabled). Any context. */
 int mroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
@@ -160,8 +214,7 @@ int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 	spin_lock_irqsave(&cq->lock, irqflags);
 	cq->notify |= flags & IB_CQ_SOLICITED_MASK;
-	/* Acquire pairs with the producer's release of the index. */
-	prod = smp_load_acquire(&cq->ring.ctl->producer);
+	prod = cq->prod;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
 	    READ_ONCE(cq->ring.ctl->consumer) != prod)
 		ret = 1;

@@ -59,8 +59,41 @@ static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev)
 static void mroce_mr_release(struct mroce_dev *mdev, struct mroce_mr *mr)
 {
 	xa_erase_irq(&mdev->mr_xa, mr->index);
-	/* Lookups run under RCU. */
+	if (mr->umem) {
+		/* The datapath copies through the pages under RCU. */
+		synchronize_rcu();
+		ib_umem_release(mr->umem);
+		kvfree(mr->pages);
+		kfree(mr);
+		return;
+	}
 	kfree_rcu(mr, rcu);
+}
+
+/* Collect the pinned pages of a user region for the datapath. */
+static int mroce_mr_pages(struct mroce_mr *mr, struct ib_umem *umem)
+{
+	struct sg_page_iter it;
+	size_t n = ib_umem_num_pages(umem), i = 0;
+
+	if (n > U32_MAX)
+		return -EINVAL;
+	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&it);
+	}
+	if (i != n) {
+		kvfree(mr->pages);
+		mr->pages = NULL;
+		return -EFAULT;
+	}
+	mr->npages = n;
+	mr->page_off = ib_umem_offset(umem);
+	return 0;
 }
 
 struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access)
@@ -108,6 +141,12 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
 	}
+	err = mroce_mr_pages(mr, umem);
+	if (err) {
+		mroce_mr_release(mdev, mr);
+		ib_umem_release(umem);
+		return ERR_PTR(err);
+	}
 	mr->type = MROCE_MR_USER;
 	mr->user = true;
 	mr->access = access;
@@ -126,7 +165,6 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct mroce_mr *mr = to_mmr(ibmr);
 	bool user = mr->user;
 
-	ib_umem_release(mr->umem);
 	mroce_mr_release(mdev, mr);
 	mroce_obj_dec(mdev, MROCE_OBJ_MR, user);
 	return 0;

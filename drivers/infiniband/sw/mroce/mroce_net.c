@@ -14,44 +14,7 @@
 
 #include "mroce.h"
 
-/* Smallest datagram payload that can carry a base transport header. */
-#define MROCE_MIN_PAYLOAD	12
-
 static unsigned int mroce_net_id __read_mostly;
-
-/*
- * UDP receive handler (softirq, rcu_read_lock held by the UDP stack).
- *
- * For now it only attributes the datagram to the mroce device of the
- * ingress netdev, counts it and drops it: the datapath will put the real
- * receive processing here.  Returning 0 tells UDP the skb was consumed.
- */
-static int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
-{
-	struct mroce_net *mnet = rcu_dereference_sk_user_data(sk);
-	struct mroce_dev *mdev, *found = NULL;
-
-	if (!mnet)
-		goto drop;
-
-	list_for_each_entry_rcu(mdev, &mroce_dev_list, list) {
-		if (mdev->ndev == skb->dev && mdev->mnet == mnet) {
-			found = mdev;
-			break;
-		}
-	}
-	if (!found) {
-		atomic64_inc(&mnet->rx_no_device);
-		goto drop;
-	}
-	atomic64_inc(&found->stats.rx_datagrams);
-	if (skb->len < sizeof(struct udphdr) + MROCE_MIN_PAYLOAD)
-		atomic64_inc(&found->stats.rx_short);
-	atomic64_inc(&found->stats.rx_dropped);
-drop:
-	kfree_skb(skb);
-	return 0;
-}
 
 static struct socket *mroce_udp_open(struct net *net, bool ipv6,
 				     struct mroce_net *mnet)

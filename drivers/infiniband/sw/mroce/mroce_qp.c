@@ -147,6 +147,10 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_rq;
 	ibqp->qp_num = qpn;
+	qp->mdev = mdev;
+	err = mroce_rc_create(qp);
+	if (err)
+		goto err_xa;
 
 	if (udata) {
 		resp.sq_mmap_offset = mroce_ring_mmap_offset(&qp->sq);
@@ -167,6 +171,8 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 err_xa:
 	xa_erase_irq(&mdev->qp_xa, qpn);
+	synchronize_rcu();
+	mroce_rc_destroy(qp);
 err_rq:
 	mroce_ring_free(mdev, &qp->rq);
 err_sq:
@@ -184,7 +190,9 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_qp *qp = to_mqp(ibqp);
 
 	xa_erase_irq(&mdev->qp_xa, ibqp->qp_num);
-	synchronize_rcu();	/* CQ polling resolves QPNs under RCU */
+	/* The receive path and CQ polling resolve QPNs under RCU. */
+	synchronize_rcu();
+	mroce_rc_destroy(qp);
 	mroce_ring_free(mdev, &qp->rq);
 	mroce_ring_free(mdev, &qp->sq);
 	mroce_obj_dec(mdev, MROCE_OBJ_QP, qp->user);
@@ -264,9 +272,11 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct mroce_qp *qp = to_mqp(ibqp);
 	enum ib_qp_state cur, next;
 	struct mroce_av av;
+	struct mroce_dp dp;
 	unsigned long flags;
 	int err = 0;
 
+	mroce_dp_init(&dp);
 	if (udata && udata->inlen)
 		return -EOPNOTSUPP;	/* no driver-specific modify data */
 
@@ -333,12 +343,21 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_STATE) {
 		if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
 			mroce_qp_reset_rings(qp);
-		/* No send queue work is outstanding yet: SQD is drained. */
 		qp->sq_draining = 0;
 		qp->state = next;
+		if (ibqp->qp_type == IB_QPT_RC && next != cur) {
+			rcu_read_lock();
+			mroce_rc_modify(qp, cur, next, &dp);
+			rcu_read_unlock();
+		}
 	}
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (next == IB_QPS_RESET)
+		hrtimer_cancel(&qp->timer);
+	rcu_read_lock();
+	mroce_dp_finish(qp, &dp);
+	rcu_read_unlock();
 	return err;
 }
 
@@ -386,21 +405,141 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return 0;
 }
 
+/* Encode a kernel ULP's send WR into the next SQ slot (qp->lock held). */
+static int mroce_post_one_send(struct mroce_qp *qp,
+			       const struct ib_send_wr *wr)
+{
+	struct mroce_ring *sq = &qp->sq;
+	struct mroce_send_wqe *wqe;
+	struct mroce_sge *sge;
+	u32 prod = sq->ctl->producer;
+	u8 *body;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	if (prod - READ_ONCE(sq->ctl->consumer) >= sq->num_entries)
+		return -ENOMEM;
+	wqe = sq->buf + MROCE_RING_CTL_SIZE +
+	      (size_t)(prod & (sq->num_entries - 1)) * sq->entry_size;
+	memset(wqe, 0, sizeof(*wqe));
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		wqe->opcode = MROCE_WR_SEND;
+		break;
+	case IB_WR_SEND_WITH_IMM:
+		wqe->opcode = MROCE_WR_SEND_WITH_IMM;
+		wqe->imm_data = wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		wqe->opcode = MROCE_WR_SEND_WITH_INV;
+		wqe->imm_data = cpu_to_be32(wr->ex.invalidate_rkey);
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->opcode = wr->opcode == IB_WR_RDMA_WRITE ?
+			      MROCE_WR_RDMA_WRITE :
+			      wr->opcode == IB_WR_RDMA_READ ?
+			      MROCE_WR_RDMA_READ :
+			      MROCE_WR_RDMA_WRITE_WITH_IMM;
+		wqe->imm_data = wr->ex.imm_data;
+		wqe->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			      MROCE_WR_ATOMIC_CMP_AND_SWP :
+			      MROCE_WR_ATOMIC_FETCH_AND_ADD;
+		wqe->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->wr.atomic.swap = atomic_wr(wr)->swap;
+		wqe->wr.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	default:
+		/* REG_MR, LOCAL_INV and UD sends are not implemented yet. */
+		return -EOPNOTSUPP;
+	}
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
+	wqe->wr_id = wr->wr_id;
+	wqe->send_flags = wr->send_flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
+					    IB_SEND_SOLICITED);
+	body = (u8 *)(wqe + 1);
+	if (wr->send_flags & IB_SEND_INLINE) {
+		u32 at = 0;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			u32 n = wr->sg_list[i].length;
+
+			if (at + n > qp->cap.max_inline_data)
+				return -EINVAL;
+			memcpy(body + at, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       n);
+			at += n;
+		}
+		wqe->send_flags |= MROCE_SEND_INLINE;
+		wqe->inline_len = at;
+	} else {
+		sge = (struct mroce_sge *)body;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		wqe->num_sge = wr->num_sge;
+	}
+	sq->ctl->producer = prod + 1;
+	return 0;
+}
+
 /*
  * User QPs: the provider's doorbell (a post_send write command, possibly
- * with zero WRs: wr == NULL).  The WQEs are already in the ring; the
- * datapath will start processing the send queue here.  Kernel QPs: not
- * implemented until the datapath lands.
+ * with zero WRs: wr == NULL); the WQEs are already in the ring.  Kernel
+ * QPs: the WRs are encoded into the ring first.  Either way the datapath
+ * then reads the new WQEs.  Process context for user QPs; any context
+ * for kernel QPs (transmission is left to the QP's timer when called
+ * with interrupts disabled).
  */
 int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_dp dp;
+	unsigned long flags;
+	int err = 0;
 
-	if (qp->user)
-		return 0;
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	mroce_dp_init(&dp);
+	rcu_read_lock();
+	spin_lock_irqsave(&qp->lock, flags);
+	if (!qp->user) {
+		if (qp->state < IB_QPS_RTS) {
+			err = -EINVAL;
+			*bad_wr = wr;
+			goto out;
+		}
+		for (; wr; wr = wr->next) {
+			err = mroce_post_one_send(qp, wr);
+			if (err) {
+				*bad_wr = wr;
+				break;
+			}
+		}
+	}
+	if (ibqp->qp_type != IB_QPT_RC)
+		goto out;
+	if (irqs_disabled()) {
+		/* Cannot transmit from here: the softirq timer will. */
+		hrtimer_start(&qp->timer, 0, HRTIMER_MODE_ABS_SOFT);
+		goto out;
+	}
+	mroce_rc_doorbell(qp, &dp);
+out:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mroce_dp_finish(qp, &dp);
+	rcu_read_unlock();
+	return err;
 }
 
 static int mroce_post_one_recv(struct mroce_qp *qp,

@@ -114,12 +114,25 @@ static int mroce_dev_counters_show(struct seq_file *s, void *unused)
 {
 	struct mroce_dev *mdev = s->private;
 
-	seq_printf(s, "rx_datagrams %lld\n",
-		   (long long)atomic64_read(&mdev->stats.rx_datagrams));
-	seq_printf(s, "rx_dropped %lld\n",
-		   (long long)atomic64_read(&mdev->stats.rx_dropped));
-	seq_printf(s, "rx_short %lld\n",
-		   (long long)atomic64_read(&mdev->stats.rx_short));
+	const struct {
+		const char *name;
+		atomic64_t *v;
+	} c[] = {
+		{ "rx_datagrams", &mdev->stats.rx_datagrams },
+		{ "rx_dropped", &mdev->stats.rx_dropped },
+		{ "rx_short", &mdev->stats.rx_short },
+		{ "rx_malformed", &mdev->stats.rx_malformed },
+		{ "rx_no_qp", &mdev->stats.rx_no_qp },
+		{ "rx_qp_state", &mdev->stats.rx_qp_state },
+		{ "rx_packets", &mdev->stats.rx_packets },
+		{ "tx_packets", &mdev->stats.tx_packets },
+		{ "tx_errors", &mdev->stats.tx_errors },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		seq_printf(s, "%s %lld\n", c[i].name,
+			   (long long)atomic64_read(c[i].v));
 	seq_printf(s, "rx_no_device_netns %lld\n",
 		   mdev->mnet ?
 		   (long long)atomic64_read(&mdev->mnet->rx_no_device) : 0LL);

@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The RC datapath: the glue between a QP (rings, memory regions, CQs,
+ * the network) and its protocol core connection (core/).
+ *
+ * Locking and context.  Every function here runs with qp->lock held
+ * (interrupts disabled) and inside rcu_read_lock(), which keeps memory
+ * regions and their pages alive (see mroce_mem.c).  Callers are the
+ * doorbell (process context), the receive handler (softirq), the QP's
+ * hrtimer (softirq, HRTIMER_MODE_ABS_SOFT) and modify_qp (process).
+ * Nothing here transmits or calls a completion handler: packets and due
+ * handlers are left in struct mroce_dp for mroce_dp_finish(), which the
+ * caller runs after dropping the lock.
+ *
+ * WQEs are read from the shared rings once, into kernel shadows, and
+ * validated there; the core identifies a send WR by its SQ index (the
+ * cookie) and a receive WR by its rq_seq (RQ index rq_base + rq_seq).
+ * Completions come from the core in verbs order, so the published
+ * consumer indices simply count them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
+#include <linux/random.h>
+#include <linux/timekeeping.h>
+
+#include "mroce.h"
+#include "core/mroce_core.h"
+
+/* Packets built per step before the rest is left to the timer. */
+#define MROCE_TX_BURST		64
+/* Wire bytes per packet besides payload, for the CC window defaults. */
+#define MROCE_CC_OVERHEAD	64
+
+unsigned int mroce_num_paths = 16;
+
+static int mroce_paths_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int err = kstrtouint(val, 0, &n);
+
+	if (err)
+		return err;
+	if (n < 1 || n > MROCE_MAX_PATHS)
+		return -ERANGE;
+	*(unsigned int *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops mroce_paths_ops = {
+	.set = mroce_paths_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(paths, &mroce_paths_ops, &mroce_num_paths, 0644);
+MODULE_PARM_DESC(paths,
+		 "logical paths (UDP source ports) per RC QP, 1..64 (16); read when a QP enters RTR");
+
+/* Serialises the atomics of every mroce responder on this host. */
+static DEFINE_SPINLOCK(mroce_atomic_lock);
+
+static u64 mroce_now(void)
+{
+	return ktime_get_ns();
+}
+
+static struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx)
+{
+	return qp->sq_shadow +
+	       (size_t)(idx & (qp->sq.num_entries - 1)) * qp->sq.entry_size;
+}
+
+static struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx)
+{
+	return qp->rq_shadow +
+	       (size_t)(idx & (qp->rq.num_entries - 1)) * qp->rq.entry_size;
+}
+
+static const struct mroce_sge *mroce_wqe_sges(const void *wqe_hdr_end)
+{
+	return wqe_hdr_end;
+}
+
+static void mroce_rc_arm(struct mroce_qp *qp, u64 t)
+{
+	if (t == U64_MAX) {
+		hrtimer_try_to_cancel(&qp->timer);
+		return;
+	}
+	hrtimer_start(&qp->timer, ns_to_ktime(t), HRTIMER_MODE_ABS_SOFT);
+}
+
+/* ------------------------------------------------------------------ */
+/* Completions.                                                        */
+
+static enum ib_wc_opcode mroce_req_wc_opcode(u32 op)
+{
+	switch (op) {
+	case MROCE_WOP_WRITE:
+	case MROCE_WOP_WRITE_IMM:
+		return IB_WC_RDMA_WRITE;
+	case MROCE_WOP_READ:
+		return IB_WC_RDMA_READ;
+	case MROCE_WOP_CMP_SWAP:
+		return IB_WC_COMP_SWAP;
+	case MROCE_WOP_FETCH_ADD:
+		return IB_WC_FETCH_ADD;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static enum mroce_wr_op mroce_wop_of(u32 wqe_opcode)
+{
+	switch (wqe_opcode) {
+	case MROCE_WR_SEND_WITH_IMM:
+		return MROCE_WOP_SEND_IMM;
+	case MROCE_WR_SEND_WITH_INV:
+		return MROCE_WOP_SEND_INV;
+	case MROCE_WR_RDMA_WRITE:
+		return MROCE_WOP_WRITE;
+	case MROCE_WR_RDMA_WRITE_WITH_IMM:
+		return MROCE_WOP_WRITE_IMM;
+	case MROCE_WR_RDMA_READ:
+		return MROCE_WOP_READ;
+	case MROCE_WR_ATOMIC_CMP_AND_SWP:
+		return MROCE_WOP_CMP_SWAP;
+	case MROCE_WR_ATOMIC_FETCH_AND_ADD:
+		return MROCE_WOP_FETCH_ADD;
+	default:
+		return MROCE_WOP_SEND;
+	}
+}
+
+/*
+ * Stop the connection: every WR it holds completes with a flush error.
+ * Never from inside a core callback (the core is not reentrant).
+ */
+static void mroce_qp_to_error(struct mroce_qp *qp)
+{
+	qp->state = IB_QPS_ERR;
+	if (qp->conn_live && qp->conn->state == MROCE_CONN_OK)
+		mroce_conn_set_error(qp->conn, MROCE_ST_WR_FLUSH);
+}
+
+/* Send WR idx (== sq_done) completed with status. */
+static void mroce_rc_req_done(struct mroce_qp *qp, u32 idx, u32 status,
+			      u32 byte_len, struct mroce_dp *dp)
+{
+	struct mroce_send_wqe *w = mroce_sq_shadow(qp, idx);
+	struct mroce_cqe cqe = { };
+
+	if (WARN_ON_ONCE(idx != qp->sq_done))
+		return;
+	if (status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+	    (w->send_flags & MROCE_SEND_SIGNALED)) {
+		cqe.wr_id = w->wr_id;
+		cqe.status = status;
+		cqe.opcode = mroce_req_wc_opcode(mroce_wop_of(w->opcode));
+		cqe.byte_len = byte_len;
+		cqe.qp_num = qp->ibqp.qp_num;
+		cqe.port_num = 1;
+		mroce_cq_push(to_mcq(qp->ibqp.send_cq), &cqe, false, dp);
+	}
+	qp->sq_done++;
+	/* The slot's WQE was read before the provider may reuse it. */
+	smp_store_release(&qp->sq.ctl->consumer, qp->sq_done);
+	/*
+	 * May run inside a core callback: only mark the QP, the end of the
+	 * step (mroce_rc_step()) stops the connection and flushes.
+	 */
+	if (status && status != IB_WC_WR_FLUSH_ERR)
+		qp->state = IB_QPS_ERR;
+}
+
+static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
+			       const struct mroce_completion *c,
+			       struct mroce_dp *dp)
+{
+	struct mroce_recv_wqe *w = mroce_rq_shadow(qp, idx);
+	struct mroce_cqe cqe = { };
+	bool solicited = false;
+
+	if (WARN_ON_ONCE(idx != qp->rq_done))
+		return;
+	cqe.wr_id = w->wr_id;
+	cqe.status = status;
+	cqe.opcode = MROCE_WC_RECV;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.src_qp = qp->dest_qpn;
+	cqe.port_num = 1;
+	if (c) {
+		if (c->op == MROCE_OP_WRITE_IMM)
+			cqe.opcode = MROCE_WC_RECV_RDMA_WITH_IMM;
+		cqe.byte_len = c->byte_len;
+		if (c->with_imm || c->with_inv)
+			cqe.imm_data = cpu_to_be32(c->imm);
+		if (c->with_imm)
+			cqe.wc_flags |= MROCE_WC_WITH_IMM;
+		if (c->with_inv)
+			cqe.wc_flags |= MROCE_WC_WITH_INV;
+		solicited = c->solicited;
+	}
+	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), &cqe, solicited, dp);
+	qp->rq_done++;
+	/* The WQE was copied out before the provider may reuse its slot. */
+	smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading the rings.                                                  */
+
+/*
+ * The producer index of a ring, trusted only as far as the ring size
+ * allows (userspace writes it).
+ */
+static u32 mroce_ring_avail(struct mroce_qp *qp, struct mroce_ring *ring,
+			    u32 done)
+{
+	u32 prod;
+
+	if (qp->user)	/* WQEs are read after the index that covers them */
+		prod = smp_load_acquire(&ring->ctl->producer);
+	else
+		prod = ring->ctl->producer;
+	if (prod - done > ring->num_entries) {
+		ibdev_warn_ratelimited(&qp->mdev->ibdev,
+				       "QP %u: ring producer %u out of range\n",
+				       qp->ibqp.qp_num, prod);
+		return done;
+	}
+	return prod;
+}
+
+/* Copy newly posted receive WQEs into the shadow (bounded, validated). */
+static void mroce_rc_rq_ingest(struct mroce_qp *qp)
+{
+	u32 prod = mroce_ring_avail(qp, &qp->rq, qp->rq_done);
+	u32 mask = qp->rq.num_entries - 1;
+	struct mroce_recv_wqe *w;
+
+	while (qp->rq_seen != prod) {
+		w = mroce_rq_shadow(qp, qp->rq_seen);
+		memcpy(w, qp->rq.buf + MROCE_RING_CTL_SIZE +
+		       (size_t)(qp->rq_seen & mask) * qp->rq.entry_size,
+		       qp->rq.entry_size);
+		if (w->num_sge > qp->cap.max_recv_sge)
+			w->num_sge = U32_MAX;	/* fails when used */
+		qp->rq_seen++;
+	}
+}
+
+/* Total length of a receive WQE's SGEs, or -EINVAL. */
+static s64 mroce_recv_len(const struct mroce_recv_wqe *w)
+{
+	const struct mroce_sge *sge = mroce_wqe_sges(w + 1);
+	s64 len = 0;
+	u32 i;
+
+	if (w->num_sge == U32_MAX)
+		return -EINVAL;
+	for (i = 0; i < w->num_sge; i++)
+		len += sge[i].length;
+	return len;
+}
+
+/*
+ * Validate a send WQE (in the shadow) and describe it to the core.
+ * Returns 0 or the completion status it fails with.
+ */
+static u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
+			      const struct mroce_send_wqe *w, u32 idx,
+			      struct mroce_wr *wr)
+{
+	const struct mroce_sge *sge = mroce_wqe_sges(w + 1);
+	struct ib_pd *pd = qp->ibqp.pd;
+	int access = 0;
+	u64 len = 0;
+	u32 i;
+
+	memset(wr, 0, sizeof(*wr));
+	switch (w->opcode) {
+	case MROCE_WR_SEND:
+	case MROCE_WR_SEND_WITH_IMM:
+	case MROCE_WR_SEND_WITH_INV:
+	case MROCE_WR_RDMA_WRITE:
+	case MROCE_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	case MROCE_WR_RDMA_READ:
+	case MROCE_WR_ATOMIC_CMP_AND_SWP:
+	case MROCE_WR_ATOMIC_FETCH_AND_ADD:
+		access = IB_ACCESS_LOCAL_WRITE;
+		if (w->send_flags & MROCE_SEND_INLINE)
+			return IB_WC_LOC_QP_OP_ERR;
+		break;
+	default:
+		/* LOCAL_INV and memory windows are not implemented. */
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (w->send_flags & MROCE_SEND_INLINE) {
+		if (w->inline_len > qp->cap.max_inline_data ||
+		    w->inline_len > qp->sq.entry_size - sizeof(*w))
+			return IB_WC_LOC_LEN_ERR;
+		len = w->inline_len;
+	} else {
+		if (w->num_sge > qp->cap.max_send_sge)
+			return IB_WC_LOC_LEN_ERR;
+		for (i = 0; i < w->num_sge; i++) {
+			struct mroce_mr *mr;
+
+			len += sge[i].length;
+			if (!sge[i].length)
+				continue;
+			if (!qp->user && !sge[i].lkey)
+				continue;	/* kernel virtual address */
+			mr = mroce_mr_lookup(qp->mdev, sge[i].lkey);
+			if (!mr || (mr->type == MROCE_MR_DMA && qp->user) ||
+			    mroce_mr_check(mr, pd, sge[i].addr, sge[i].length,
+					   access))
+				return IB_WC_LOC_PROT_ERR;
+		}
+	}
+	if (len > MROCE_MAX_MSG_LEN)
+		return IB_WC_LOC_LEN_ERR;
+
+	wr->cookie = idx;
+	wr->op = mroce_wop_of(w->opcode);
+	wr->length = len;
+	wr->solicited = !!(w->send_flags & MROCE_SEND_SOLICITED);
+	switch (w->opcode) {
+	case MROCE_WR_SEND_WITH_IMM:
+	case MROCE_WR_RDMA_WRITE_WITH_IMM:
+	case MROCE_WR_SEND_WITH_INV:
+		wr->imm = be32_to_cpu(w->imm_data);
+		break;
+	}
+	switch (w->opcode) {
+	case MROCE_WR_RDMA_WRITE:
+	case MROCE_WR_RDMA_WRITE_WITH_IMM:
+	case MROCE_WR_RDMA_READ:
+		wr->remote_va = w->wr.rdma.remote_addr;
+		wr->rkey = w->wr.rdma.rkey;
+		break;
+	case MROCE_WR_ATOMIC_CMP_AND_SWP:
+	case MROCE_WR_ATOMIC_FETCH_AND_ADD:
+		if (w->num_sge != 1 || len != 8 ||
+		    (w->wr.atomic.remote_addr & 7))
+			return IB_WC_LOC_LEN_ERR;
+		wr->remote_va = w->wr.atomic.remote_addr;
+		wr->rkey = w->wr.atomic.rkey;
+		wr->swap = w->wr.atomic.swap;
+		wr->compare_add = w->wr.atomic.compare_add;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Read newly posted send WQEs and hand them to the core, in order.  A
+ * WQE that fails validation completes with its error once everything
+ * before it completed (so completions stay in order), and the QP moves
+ * to the error state.  In the error state every new WQE is flushed.
+ */
+static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
+			       struct mroce_dp *dp)
+{
+	u32 prod = mroce_ring_avail(qp, &qp->sq, qp->sq_done);
+	u32 mask = qp->sq.num_entries - 1, status;
+	struct mroce_send_wqe *w;
+	struct mroce_wr wr;
+	int ret;
+
+	while (qp->sq_next != prod) {
+		w = mroce_sq_shadow(qp, qp->sq_next);
+		memcpy(w, qp->sq.buf + MROCE_RING_CTL_SIZE +
+		       (size_t)(qp->sq_next & mask) * qp->sq.entry_size,
+		       qp->sq.entry_size);
+		if (qp->state == IB_QPS_ERR) {
+			qp->sq_next++;
+			mroce_rc_req_done(qp, qp->sq_next - 1,
+					  IB_WC_WR_FLUSH_ERR, 0, dp);
+			continue;
+		}
+		status = mroce_rc_wqe_to_wr(qp, w, qp->sq_next, &wr);
+		if (status) {
+			if (qp->sq_done != qp->sq_next)
+				return;	/* after the earlier ones */
+			qp->sq_next++;
+			mroce_rc_req_done(qp, qp->sq_next - 1, status, 0, dp);
+			continue;
+		}
+		ret = mroce_conn_post(qp->conn, &wr, now);
+		if (ret == MROCE_E_NOSPC)
+			return;		/* retried after completions */
+		if (ret) {
+			/* The core refused a WR we validated: a bug. */
+			WARN_ON_ONCE(ret != MROCE_E_STATE);
+			return;
+		}
+		qp->sq_next++;
+	}
+}
+
+/* Complete every posted receive WQE with a flush error. */
+static void mroce_rc_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp)
+{
+	mroce_rc_rq_ingest(qp);
+	while (qp->rq_done != qp->rq_seen)
+		mroce_rc_recv_done(qp, qp->rq_done, IB_WC_WR_FLUSH_ERR, NULL,
+				   dp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Core callbacks (ctx is the QP).                                     */
+
+/* The dp of the step in progress, for the callbacks; under qp->lock. */
+struct mroce_rc_ctx {
+	struct mroce_qp *qp;
+	struct mroce_dp *dp;
+};
+
+static int mroce_rc_remote_mr(struct mroce_qp *qp, u64 va, u32 rkey, u32 len,
+			      int access, struct mroce_mr **out)
+{
+	struct mroce_mr *mr = mroce_mr_lookup(qp->mdev, rkey);
+
+	if (!mr || mr->type == MROCE_MR_DMA || !(qp->access_flags & access) ||
+	    mroce_mr_check(mr, qp->ibqp.pd, va, len, access))
+		return -MROCE_SYN_REM_ACCESS;
+	*out = mr;
+	return 0;
+}
+
+static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
+{
+	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
+	struct mroce_send_wqe *sw;
+	struct mroce_recv_wqe *rw;
+	struct mroce_mr *mr;
+	u32 idx;
+	s64 room;
+	int err;
+
+	switch (pl->kind) {
+	case MROCE_PLACE_SEND:
+		idx = qp->rq_base + pl->rq_seq;
+		mroce_rc_rq_ingest(qp);
+		if (idx - qp->rq_done >= qp->rq_seen - qp->rq_done)
+			return -MROCE_SYN_RNR;
+		rw = mroce_rq_shadow(qp, idx);
+		room = mroce_recv_len(rw);
+		if (room < 0 || pl->msg_len > room)
+			return -MROCE_SYN_INV_REQ;
+		err = mroce_sge_copy(qp->mdev, qp->ibqp.pd, !qp->user,
+				     mroce_wqe_sges(rw + 1), rw->num_sge,
+				     pl->offset, (void *)pl->data, pl->len,
+				     MROCE_TO_MR);
+		return err ? -MROCE_SYN_REM_OP : 0;
+	case MROCE_PLACE_WRITE:
+		err = mroce_rc_remote_mr(qp, pl->va + pl->offset, pl->rkey,
+					 pl->len, IB_ACCESS_REMOTE_WRITE, &mr);
+		if (err)
+			return err;
+		mroce_mr_copy(mr, pl->va + pl->offset, (void *)pl->data,
+			      pl->len, MROCE_TO_MR);
+		return 0;
+	case MROCE_PLACE_READ_RESP:
+		idx = (u32)pl->cookie;
+		if (idx - qp->sq_done >= qp->sq_next - qp->sq_done)
+			return -MROCE_SYN_REM_OP;
+		sw = mroce_sq_shadow(qp, idx);
+		err = mroce_sge_copy(qp->mdev, qp->ibqp.pd, !qp->user,
+				     mroce_wqe_sges(sw + 1), sw->num_sge,
+				     pl->offset, (void *)pl->data, pl->len,
+				     MROCE_TO_MR);
+		return err ? -MROCE_SYN_REM_OP : 0;
+	}
+	return -MROCE_SYN_INV_REQ;
+}
+
+static int mroce_rc_read_check(void *ctx, u64 va, u32 rkey, u32 len)
+{
+	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
+	struct mroce_mr *mr;
+
+	if (!len)
+		return 0;
+	return mroce_rc_remote_mr(qp, va, rkey, len, IB_ACCESS_REMOTE_READ,
+				  &mr);
+}
+
+static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
+			   u64 compare_add, u64 *orig)
+{
+	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
+	struct mroce_mr *mr;
+	struct page *page;
+	u64 *p;
+	int err;
+
+	if (va & 7)
+		return -MROCE_SYN_INV_REQ;
+	err = mroce_rc_remote_mr(qp, va, rkey, 8, IB_ACCESS_REMOTE_ATOMIC,
+				 &mr);
+	if (err)
+		return err;
+	p = mroce_mr_atomic_ptr(mr, va, &page);
+	if (!p)
+		return -MROCE_SYN_REM_OP;
+	spin_lock(&mroce_atomic_lock);
+	*orig = READ_ONCE(*p);
+	if (op == MROCE_WOP_CMP_SWAP) {
+		if (*orig == compare_add)
+			WRITE_ONCE(*p, swap);
+	} else {
+		WRITE_ONCE(*p, *orig + compare_add);
+	}
+	spin_unlock(&mroce_atomic_lock);
+	if (page)
+		kunmap_local(p);
+	return 0;
+}
+
+static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
+{
+	struct mroce_rc_ctx *rc = ctx;
+	struct mroce_qp *qp = rc->qp;
+	struct mroce_send_wqe *w;
+	u32 idx, status = c->status;
+	u64 orig;
+
+	if (c->kind == MROCE_CQE_RECV) {
+		idx = qp->rq_base + c->rq_seq;
+		if (idx != qp->rq_done || idx - qp->rq_done >=
+		    qp->rq_seen - qp->rq_done) {
+			/* WRITE_IMM without a posted receive. */
+			ibdev_warn_ratelimited(&qp->mdev->ibdev,
+					       "QP %u: no receive WQE for rq_seq %u\n",
+					       qp->ibqp.qp_num, c->rq_seq);
+			qp->state = IB_QPS_ERR;
+			return;
+		}
+		mroce_rc_recv_done(qp, idx, status, c, rc->dp);
+		return;
+	}
+	idx = (u32)c->cookie;
+	if (WARN_ON_ONCE(idx != qp->sq_done))
+		return;
+	w = mroce_sq_shadow(qp, idx);
+	if (!status && (c->op == MROCE_WOP_CMP_SWAP ||
+			c->op == MROCE_WOP_FETCH_ADD)) {
+		orig = c->atomic_orig;
+		if (mroce_sge_copy(qp->mdev, qp->ibqp.pd, !qp->user,
+				   mroce_wqe_sges(w + 1), w->num_sge, 0,
+				   &orig, sizeof(orig), MROCE_TO_MR))
+			status = IB_WC_LOC_PROT_ERR;
+	}
+	mroce_rc_req_done(qp, idx, status,
+			  c->op == MROCE_WOP_READ ||
+			  c->op == MROCE_WOP_CMP_SWAP ||
+			  c->op == MROCE_WOP_FETCH_ADD ? c->byte_len : 0,
+			  rc->dp);
+}
+
+static const struct mroce_conn_ops mroce_rc_ops = {
+	.place = mroce_rc_place,
+	.read_check = mroce_rc_read_check,
+	.atomic = mroce_rc_atomic,
+	.complete = mroce_rc_complete,
+};
+
+/* ------------------------------------------------------------------ */
+/* Transmit.                                                           */
+
+static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
+			   struct mroce_dp *dp)
+{
+	u32 plen = tx->pkt.payload_len, hlen, total;
+	const struct mroce_send_wqe *w;
+	struct mroce_mr *mr;
+	struct sk_buff *skb;
+	u8 *buf;
+	int ret;
+
+	hlen = mroce_op_hdr_len(tx->pkt.opcode);
+	if (WARN_ON_ONCE(!hlen || plen > MROCE_MAX_PAYLOAD))
+		return;
+	total = hlen + plen + MROCE_ICRC_SIZE;
+	skb = mroce_xmit_alloc(qp, total, tx->sport);
+	if (!skb) {
+		atomic64_inc(&qp->mdev->stats.tx_errors);
+		return;		/* lost: the core recovers */
+	}
+	buf = skb_put(skb, total);
+	ret = mroce_pkt_build_hdr(buf, total, &tx->pkt);
+	if (WARN_ON_ONCE(ret != hlen))
+		goto free;
+	if (tx->src == MROCE_SRC_WR) {
+		w = mroce_sq_shadow(qp, (u32)tx->cookie);
+		if (w->send_flags & MROCE_SEND_INLINE) {
+			if (tx->src_offset + plen > w->inline_len)
+				goto free;
+			memcpy(buf + hlen, (const u8 *)(w + 1) + tx->src_offset,
+			       plen);
+		} else if (mroce_sge_copy(qp->mdev, qp->ibqp.pd, !qp->user,
+					  mroce_wqe_sges(w + 1), w->num_sge,
+					  tx->src_offset, buf + hlen, plen,
+					  MROCE_FROM_MR)) {
+			/* The region went away after the WR was posted. */
+			mroce_conn_set_error(qp->conn, MROCE_ST_LOC_PROT);
+			goto free;
+		}
+	} else if (tx->src == MROCE_SRC_LOCAL_MEM) {
+		if (mroce_rc_remote_mr(qp, tx->src_va, tx->src_rkey, plen,
+				       IB_ACCESS_REMOTE_READ, &mr))
+			memset(buf + hlen, 0, plen);	/* deregistered */
+		else
+			mroce_mr_copy(mr, tx->src_va, buf + hlen, plen,
+				      MROCE_FROM_MR);
+	}
+	mroce_pkt_seal(buf, hlen + plen, total);
+	__skb_queue_tail(&dp->txq, skb);
+	return;
+free:
+	kfree_skb(skb);
+}
+
+/* Build what the core wants to send now, then arm its next timer. */
+static void mroce_rc_pump(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
+{
+	struct mroce_tx tx;
+	int n;
+
+	for (n = 0; n < MROCE_TX_BURST; n++) {
+		if (mroce_conn_tx(qp->conn, now, &tx) != 1)
+			break;
+		mroce_rc_build(qp, &tx, dp);
+	}
+	mroce_rc_arm(qp, n == MROCE_TX_BURST ? now :
+		     mroce_conn_next_timer(qp->conn));
+}
+
+/* The end of every step: error flushes, new WQEs, transmit. */
+static void mroce_rc_step(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
+{
+	if (qp->conn->state != MROCE_CONN_OK || qp->state == IB_QPS_ERR) {
+		mroce_qp_to_error(qp);
+		mroce_rc_sq_ingest(qp, now, dp);
+		mroce_rc_rq_flush(qp, dp);
+		hrtimer_try_to_cancel(&qp->timer);
+		return;
+	}
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+		mroce_rc_sq_ingest(qp, now, dp);
+	mroce_rc_pump(qp, now, dp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry points.                                                       */
+
+static enum hrtimer_restart mroce_rc_timer(struct hrtimer *t)
+{
+	struct mroce_qp *qp = container_of(t, struct mroce_qp, timer);
+	struct mroce_rc_ctx rc;
+	struct mroce_dp dp;
+	unsigned long flags;
+	u64 now;
+
+	mroce_dp_init(&dp);
+	rcu_read_lock();
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->conn_live) {
+		now = mroce_now();
+		rc.qp = qp;
+		rc.dp = &dp;
+		qp->conn->ctx = &rc;
+		mroce_conn_timer(qp->conn, now);
+		mroce_rc_step(qp, now, &dp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mroce_dp_finish(qp, &dp);
+	rcu_read_unlock();
+	return HRTIMER_NORESTART;
+}
+
+/* Receive one validated packet (softirq, lock held, RCU). */
+void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
+		 struct mroce_dp *dp)
+{
+	struct mroce_rc_ctx rc = { .qp = qp, .dp = dp };
+	u64 now = mroce_now();
+	int ret;
+
+	qp->conn->ctx = &rc;
+	ret = mroce_conn_rx(qp->conn, pkt, ce, now);
+	if (ret && ret != MROCE_E_DUP)
+		atomic64_inc(&qp->mdev->stats.rx_dropped);
+	mroce_rc_step(qp, now, dp);
+}
+
+/* The doorbell: new send WQEs (lock held, RCU). */
+void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp)
+{
+	struct mroce_rc_ctx rc = { .qp = qp, .dp = dp };
+
+	if (!qp->conn_live) {
+		if (qp->state == IB_QPS_ERR)
+			mroce_rc_sq_ingest(qp, 0, dp);
+		return;
+	}
+	qp->conn->ctx = &rc;
+	mroce_rc_step(qp, mroce_now(), dp);
+}
+
+static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p)
+{
+	u32 mtu = ib_mtu_enum_to_int(qp->path_mtu);
+
+	mroce_params_default(p);
+	p->num_paths = READ_ONCE(mroce_num_paths);
+	p->mtu = mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ? mtu : 1024;
+	p->cwnd_init = 16 * (p->mtu + MROCE_CC_OVERHEAD);
+	p->cwnd_min = p->mtu + MROCE_CC_OVERHEAD;
+	p->cwnd_max = MROCE_PATH_WND * (p->mtu + MROCE_CC_OVERHEAD);
+	p->dqpn = qp->dest_qpn;
+	p->retry_budget = qp->retry_cnt;
+	p->seed = get_random_u64();
+}
+
+/*
+ * A state transition that modify_qp validated (lock held).  Entering RTR
+ * starts the connection; ERR flushes; RESET forgets everything (the
+ * caller cancels the timer after dropping the lock).
+ */
+void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
+		     enum ib_qp_state next, struct mroce_dp *dp)
+{
+	struct mroce_rc_ctx rc = { .qp = qp, .dp = dp };
+	struct mroce_params p;
+	u64 now = mroce_now();
+
+	if (next == IB_QPS_RESET) {
+		qp->conn_live = false;
+		qp->sq_next = qp->sq_done = READ_ONCE(qp->sq.ctl->consumer);
+		qp->rq_base = qp->rq_seen = qp->rq_done =
+			READ_ONCE(qp->rq.ctl->consumer);
+		return;
+	}
+	if (cur == IB_QPS_INIT && next == IB_QPS_RTR) {
+		mroce_rc_params(qp, &p);
+		if (mroce_conn_init(qp->conn, &p, &mroce_rc_ops, &rc, now)) {
+			qp->state = IB_QPS_ERR;
+			return;
+		}
+		qp->rq_base = qp->rq_done;
+		qp->conn_live = true;
+	}
+	if (next == IB_QPS_ERR) {
+		if (qp->conn_live)
+			qp->conn->ctx = &rc;
+		mroce_qp_to_error(qp);
+		mroce_rc_sq_ingest(qp, now, dp);
+		mroce_rc_rq_flush(qp, dp);
+		return;
+	}
+	if (qp->conn_live) {
+		qp->conn->ctx = &rc;
+		mroce_rc_step(qp, now, dp);
+	}
+}
+
+/* Process context, at create_qp. */
+int mroce_rc_create(struct mroce_qp *qp)
+{
+	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	qp->timer.function = mroce_rc_timer;
+	qp->sq_shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size,
+				 GFP_KERNEL);
+	qp->rq_shadow = kvcalloc(qp->rq.num_entries, qp->rq.entry_size,
+				 GFP_KERNEL);
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		qp->conn = kvzalloc(sizeof(*qp->conn), GFP_KERNEL);
+	if (!qp->sq_shadow || !qp->rq_shadow ||
+	    (qp->ibqp.qp_type == IB_QPT_RC && !qp->conn)) {
+		mroce_rc_destroy(qp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Process context; the QP is unreachable from the receive path. */
+void mroce_rc_destroy(struct mroce_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->conn_live = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	hrtimer_cancel(&qp->timer);
+	kvfree(qp->conn);
+	kvfree(qp->sq_shadow);
+	kvfree(qp->rq_shadow);
+	qp->conn = NULL;
+	qp->sq_shadow = NULL;
+	qp->rq_shadow = NULL;
+}

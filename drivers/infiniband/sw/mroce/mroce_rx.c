@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Receive: the UDP encapsulation handler of the namespace's sockets.
+ *
+ * Runs in softirq context under rcu_read_lock() (held by the UDP stack).
+ * Every datagram is attributed to the mroce device of its ingress netdev,
+ * linearised and validated completely by the protocol core's parser
+ * (lengths, reserved fields, ICRC) before any field is used; it then goes
+ * to its QP, which must exist, be in a receiving state and, for RC, come
+ * from the QP's peer address.  Anything else is counted and dropped.
+ * Placement and ACK generation happen right here (mroce_rc_rx()); there
+ * is no hop to a workqueue.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/skbuff.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/udp.h>
+
+#include "mroce.h"
+#include "core/mroce_core.h"
+
+static struct mroce_dev *mroce_rx_dev(struct mroce_net *mnet,
+				      struct net_device *ndev)
+{
+	struct mroce_dev *mdev;
+
+	list_for_each_entry_rcu(mdev, &mroce_dev_list, list)
+		if (mdev->ndev == ndev && mdev->mnet == mnet)
+			return mdev;
+	return NULL;
+}
+
+/* The datagram came from the QP's peer (RC). */
+static bool mroce_rx_from_peer(const struct mroce_qp *qp,
+			       const struct sk_buff *skb)
+{
+	const struct mroce_av *av = &qp->av;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		return av->network_type == RDMA_NETWORK_IPV4 &&
+		       ip_hdr(skb)->saddr == av->daddr.v4.sin_addr.s_addr;
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return av->network_type == RDMA_NETWORK_IPV6 &&
+		       ipv6_addr_equal(&ipv6_hdr(skb)->saddr,
+				       &av->daddr.v6.sin6_addr);
+	return false;
+}
+
+static bool mroce_rx_ce(const struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		return INET_ECN_is_ce(ip_hdr(skb)->tos);
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
+	return false;
+}
+
+int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct mroce_net *mnet = rcu_dereference_sk_user_data(sk);
+	struct mroce_pkt pkt;
+	struct mroce_dev *mdev;
+	struct mroce_qp *qp;
+	struct mroce_dp dp;
+	unsigned long flags;
+	u32 len;
+	int err;
+
+	if (!mnet)
+		goto free;
+	mdev = mroce_rx_dev(mnet, skb->dev);
+	if (!mdev) {
+		atomic64_inc(&mnet->rx_no_device);
+		goto free;
+	}
+	atomic64_inc(&mdev->stats.rx_datagrams);
+	if (skb->len < sizeof(struct udphdr) + MROCE_MIN_PKT) {
+		atomic64_inc(&mdev->stats.rx_short);
+		goto drop;
+	}
+	if (skb_linearize(skb))
+		goto drop;
+	len = ntohs(udp_hdr(skb)->len);
+	if (len < sizeof(struct udphdr) || len > skb->len) {
+		atomic64_inc(&mdev->stats.rx_malformed);
+		goto drop;
+	}
+	err = mroce_pkt_parse(skb->data + sizeof(struct udphdr),
+			      len - sizeof(struct udphdr), &pkt);
+	if (err) {
+		atomic64_inc(&mdev->stats.rx_malformed);
+		goto drop;
+	}
+
+	qp = xa_load(&mdev->qp_xa, pkt.dqpn);
+	if (!qp || qp->ibqp.qp_type != IB_QPT_RC ||
+	    !mroce_rx_from_peer(qp, skb)) {
+		atomic64_inc(&mdev->stats.rx_no_qp);
+		goto drop;
+	}
+	mroce_dp_init(&dp);
+	spin_lock_irqsave(&qp->lock, flags);
+	if (!qp->conn_live || qp->state < IB_QPS_RTR) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		atomic64_inc(&mdev->stats.rx_qp_state);
+		goto drop;
+	}
+	mroce_rc_rx(qp, &pkt, mroce_rx_ce(skb), &dp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mroce_dp_finish(qp, &dp);
+	atomic64_inc(&mdev->stats.rx_packets);
+	consume_skb(skb);
+	return 0;
+
+drop:
+	atomic64_inc(&mdev->stats.rx_dropped);
+free:
+	kfree_skb(skb);
+	return 0;
+}

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# RC datapath between two network namespaces joined by veth: real
+# rdma-core and perftest clients through our provider, with the payload
+# checked end to end where the tool can (ibv_rc_pingpong -c) and the
+# device counters checked afterwards.
+. "$(dirname "$0")/lib.sh"
+
+mroce_load
+tb_netns_pair
+ip netns exec ns_a rdma link add mroce_a type mroce netdev va
+ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
+ga=$(tb_wait_gid mroce_a)
+gb=$(tb_wait_gid mroce_b)
+A="ip netns exec ns_a"
+B="ip netns exec ns_b"
+log=/tmp/test_rc
+mkdir -p $log
+
+# pair NAME SERVER_CMD... -- CLIENT_CMD...: run a server in ns_b and its
+# client in ns_a (the client retries while the server starts listening).
+pair() {
+	local name=$1 srv=() cli=() rc_s rc_c
+	shift
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	$B timeout 120 "${srv[@]}" >"$log/$name.srv" 2>&1 &
+	local spid=$!
+	sleep 0.5
+	local i
+	for i in 1 2 3 4 5 6; do
+		$A timeout 120 "${cli[@]}" >"$log/$name.cli" 2>&1
+		rc_c=$?
+		[ $rc_c = 0 ] && break
+		grep -qiE "couldn't connect|Connection refused|Unable to init" \
+			"$log/$name.cli" || break
+		sleep 1
+	done
+	wait $spid
+	rc_s=$?
+	if [ $rc_c = 0 ] && [ $rc_s = 0 ]; then
+		tb_ok "$name"
+	else
+		tb_not_ok "$name" "client rc $rc_c, server rc $rc_s"
+		sed 's/^/# cli: /' "$log/$name.cli" | tail -15
+		sed 's/^/# srv: /' "$log/$name.srv" | tail -15
+	fi
+}
+
+pair "ibv_rc_pingpong 4 KiB x 200, payload checked" \
+	ibv_rc_pingpong -d mroce_b -g "$gb" -n 200 -s 4096 -c -- \
+	ibv_rc_pingpong -d mroce_a -g "$ga" -n 200 -s 4096 -c 10.12.0.2
+pair "ibv_rc_pingpong 1 B, payload checked" \
+	ibv_rc_pingpong -d mroce_b -g "$gb" -n 50 -s 1 -c -- \
+	ibv_rc_pingpong -d mroce_a -g "$ga" -n 50 -s 1 -c 10.12.0.2
+pair "ibv_rc_pingpong 1 MiB, events, payload checked" \
+	ibv_rc_pingpong -d mroce_b -g "$gb" -n 10 -s 1048576 -e -c -- \
+	ibv_rc_pingpong -d mroce_a -g "$ga" -n 10 -s 1048576 -e -c 10.12.0.2
+pair "ibv_rc_pingpong new post-send API (-N)" \
+	ibv_rc_pingpong -d mroce_b -g "$gb" -n 50 -s 4096 -N -c -- \
+	ibv_rc_pingpong -d mroce_a -g "$ga" -n 50 -s 4096 -N -c 10.12.0.2
+for t in send write read; do
+	pair "ib_${t}_bw 64 KiB" \
+		ib_${t}_bw -d mroce_b -x "$gb" -s 65536 -n 200 -F -- \
+		ib_${t}_bw -d mroce_a -x "$ga" -s 65536 -n 200 -F 10.12.0.2
+	pair "ib_${t}_lat 64 B" \
+		ib_${t}_lat -d mroce_b -x "$gb" -s 64 -n 200 -F -- \
+		ib_${t}_lat -d mroce_a -x "$ga" -s 64 -n 200 -F 10.12.0.2
+done
+pair "ib_atomic_bw fetch-and-add" \
+	ib_atomic_bw -d mroce_b -x "$gb" -n 200 -F -A FETCH_AND_ADD -- \
+	ib_atomic_bw -d mroce_a -x "$ga" -n 200 -F -A FETCH_AND_ADD 10.12.0.2
+pair "ib_atomic_lat compare-and-swap" \
+	ib_atomic_lat -d mroce_b -x "$gb" -n 200 -F -A CMP_AND_SWAP -- \
+	ib_atomic_lat -d mroce_a -x "$ga" -n 200 -F -A CMP_AND_SWAP 10.12.0.2
+
+for d in mroce_a mroce_b; do
+	c=$MROCE_DEBUGFS/$d/counters
+	tx=$(awk '$1 == "tx_packets" {print $2}' "$c")
+	rx=$(awk '$1 == "rx_packets" {print $2}' "$c")
+	bad=$(awk '$1 == "rx_malformed" || $1 == "rx_no_qp" {s += $2} END {print s + 0}' "$c")
+	if [ "${tx:-0}" -gt 1000 ] && [ "${rx:-0}" -gt 1000 ] && [ "$bad" = 0 ]; then
+		tb_ok "$d counters: tx $tx rx $rx, nothing malformed"
+	else
+		tb_not_ok "$d counters" "tx ${tx:-?} rx ${rx:-?} malformed+no_qp $bad"
+	fi
+done
+ip netns exec ns_a rdma link delete mroce_a
+ip netns exec ns_b rdma link delete mroce_b
+if [ -z "$(mroce_live_objects)" ]; then
+	tb_ok "rc: no live objects after the clients exit"
+else
+	tb_not_ok "rc: no live objects after the clients exit" "$(mroce_live_objects | tr '\n' ' ')"
+fi
+ip netns del ns_a
+ip netns del ns_b
