@@ -45,6 +45,8 @@ enum mroce_opcode {
 	MROCE_OP_ATOMIC_RESP	= 0x0a,
 	MROCE_OP_ACK		= 0x10,
 	MROCE_OP_PROBE		= 0x11,
+	MROCE_OP_UD_SEND	= 0x12,	/* unreliable datagram (UD, GSI) */
+	MROCE_OP_UD_SEND_IMM	= 0x13,
 };
 
 /* Base header flags (base header bytes 2..3). */
@@ -142,6 +144,16 @@ enum mroce_syndrome {
 	MROCE_SYN_MAX		= 4,
 };
 
+/*
+ * Datagram extension (UD_SEND, UD_SEND_IMM), 8 bytes.  A datagram is one
+ * packet: path 0, psn counts the sender QP's datagrams, dsn/msn/offset
+ * zero, FIRST and LAST set.
+ */
+struct mroce_deth {
+	__be32 qkey;
+	__be32 src_qpn;		/* top 8 bits zero */
+};
+
 #define MROCE_SACK_BITS		256
 #define MROCE_SACK_WORDS	(MROCE_SACK_BITS / 64)
 
@@ -182,12 +194,13 @@ struct mroce_acketh {
 #define MROCE_AETH_SIZE		32
 #define MROCE_ATKETH_SIZE	8
 #define MROCE_ACKETH_SIZE	64
+#define MROCE_DETH_SIZE		8
 #define MROCE_ICRC_SIZE		4
 
 /*
  * Extension headers follow the base header in this fixed order, each
  * present exactly when the opcode requires it (mroce_op_ext()):
- * RETH, SETH, IMETH, RRETH, AETH, ATKETH, ACKETH.
+ * RETH, SETH, IMETH, RRETH, AETH, ATKETH, ACKETH, DETH.
  */
 #define MROCE_EXT_RETH		0x01
 #define MROCE_EXT_SETH		0x02
@@ -196,6 +209,7 @@ struct mroce_acketh {
 #define MROCE_EXT_AETH		0x10
 #define MROCE_EXT_ATKETH	0x20
 #define MROCE_EXT_ACKETH	0x40
+#define MROCE_EXT_DETH		0x80
 
 /* Smallest and largest packet (without UDP/IP). */
 #define MROCE_MIN_PKT		(MROCE_BTH_SIZE + MROCE_ICRC_SIZE)

@@ -453,3 +453,58 @@ TEST(Pkt, RandomBytesNeverCrashAndRarelyParse)
 	}
 	EXPECT_LT(ok, 200);
 }
+
+TEST(Pkt, UdDatagramRoundTripAndRules)
+{
+	mroce_pkt p{};
+	p.version = MROCE_WIRE_VERSION;
+	p.opcode = MROCE_OP_UD_SEND_IMM;
+	p.flags = MROCE_F_FIRST | MROCE_F_LAST | MROCE_F_SOLICITED;
+	p.dqpn = 1;
+	p.psn = 42;
+	p.imm = 0xa1b2c3d4;
+	p.deth.qkey = 0x80010000;
+	p.deth.src_qpn = 0x000011;
+	p.payload = kPayload;
+	p.payload_len = 256;
+	EXPECT_EQ(mroce_op_hdr_len(MROCE_OP_UD_SEND), 40u);
+	EXPECT_EQ(mroce_op_hdr_len(MROCE_OP_UD_SEND_IMM), 44u);
+	EXPECT_TRUE(mroce_op_is_ud(MROCE_OP_UD_SEND));
+	EXPECT_FALSE(mroce_op_is_data(MROCE_OP_UD_SEND));
+	auto b = build(p);
+	ASSERT_EQ(b.size(), 44u + 256 + 4);
+	/* IMETH then DETH, big endian */
+	EXPECT_EQ(b[32], 0xa1);
+	EXPECT_EQ(b[36], 0x80);
+	EXPECT_EQ(b[39], 0x00);
+	EXPECT_EQ(b[43], 0x11);
+	mroce_pkt q;
+	ASSERT_EQ(parse(b, &q), 0);
+	EXPECT_EQ(q.deth.qkey, 0x80010000u);
+	EXPECT_EQ(q.deth.src_qpn, 0x11u);
+	EXPECT_EQ(q.imm, 0xa1b2c3d4u);
+	EXPECT_EQ(q.payload_len, 256);
+	EXPECT_EQ(memcmp(q.payload, kPayload, 256), 0);
+
+	/* a datagram is exactly one packet on path 0 */
+	auto bad = b;
+	bad[27] = 1;	/* offset */
+	reseal(bad);
+	EXPECT_EQ(parse(bad), MROCE_E_RSVD);
+	bad = b;
+	bad[5] = 1;	/* path */
+	reseal(bad);
+	EXPECT_EQ(parse(bad), MROCE_E_RSVD);
+	bad = b;
+	bad[3] &= ~MROCE_F_LAST;
+	reseal(bad);
+	EXPECT_EQ(parse(bad), MROCE_E_FLAGS);
+	bad = b;
+	bad[40] = 1;	/* src_qpn above 24 bits */
+	reseal(bad);
+	EXPECT_EQ(parse(bad), MROCE_E_FIELD);
+	bad = b;
+	bad[3] |= MROCE_F_ACKREQ;
+	reseal(bad);
+	EXPECT_EQ(parse(bad), MROCE_E_FLAGS);
+}

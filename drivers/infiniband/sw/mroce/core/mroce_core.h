@@ -119,6 +119,10 @@ struct mroce_pkt {
 	} aeth;
 	u64 atomic_orig;	/* ATKETH */
 	struct mroce_ack ack;
+	struct {
+		u32 qkey;
+		u32 src_qpn;
+	} deth;			/* UD datagrams */
 	const u8 *payload;	/* payload_len bytes; NULL if 0 */
 };
 
@@ -128,6 +132,8 @@ u32 mroce_op_ext(u8 opcode);
 u32 mroce_op_hdr_len(u8 opcode);
 /* True for opcodes that carry data and are tracked by DSN. */
 bool mroce_op_is_data(u8 opcode);
+/* True for the unreliable datagram opcodes (not part of a connection). */
+bool mroce_op_is_ud(u8 opcode);
 
 /*
  * Validate and parse len bytes at buf (base header .. ICRC).

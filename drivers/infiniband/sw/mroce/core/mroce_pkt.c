@@ -20,6 +20,7 @@ static inline void mroce_pkt_size_checks(void)
 	BUILD_BUG_ON(sizeof(struct mroce_aeth) != MROCE_AETH_SIZE);
 	BUILD_BUG_ON(sizeof(struct mroce_atketh) != MROCE_ATKETH_SIZE);
 	BUILD_BUG_ON(sizeof(struct mroce_acketh) != MROCE_ACKETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_deth) != MROCE_DETH_SIZE);
 	BUILD_BUG_ON(MROCE_SACK_BITS != MROCE_PATH_WND);
 }
 
@@ -39,7 +40,9 @@ struct mroce_op_desc {
 #define MROCE_REQ_FLAGS		(MROCE_F_ACKREQ | MROCE_F_FIRST | MROCE_F_LAST | \
 				 MROCE_F_RETX | MROCE_F_TLP)
 
-static const struct mroce_op_desc mroce_ops[MROCE_OP_PROBE + 1] = {
+#define MROCE_UD_FLAGS		(MROCE_F_FIRST | MROCE_F_LAST | MROCE_F_SOLICITED)
+
+static const struct mroce_op_desc mroce_ops[MROCE_OP_UD_SEND_IMM + 1] = {
 	[MROCE_OP_SEND] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
 			    MROCE_EXT_SETH },
 	[MROCE_OP_SEND_IMM] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
@@ -63,6 +66,10 @@ static const struct mroce_op_desc mroce_ops[MROCE_OP_PROBE + 1] = {
 				   MROCE_EXT_ATKETH },
 	[MROCE_OP_ACK] = { 1, MROCE_PL_NONE, 0, MROCE_EXT_ACKETH },
 	[MROCE_OP_PROBE] = { 1, MROCE_PL_NONE, MROCE_F_ACKREQ, 0 },
+	[MROCE_OP_UD_SEND] = { 1, MROCE_PL_DATA, MROCE_UD_FLAGS,
+			       MROCE_EXT_DETH },
+	[MROCE_OP_UD_SEND_IMM] = { 1, MROCE_PL_DATA, MROCE_UD_FLAGS,
+				   MROCE_EXT_IMETH | MROCE_EXT_DETH },
 };
 
 static const struct mroce_op_desc *mroce_op(u8 opcode)
@@ -97,6 +104,8 @@ static u32 mroce_ext_len(u32 ext)
 		n += MROCE_ATKETH_SIZE;
 	if (ext & MROCE_EXT_ACKETH)
 		n += MROCE_ACKETH_SIZE;
+	if (ext & MROCE_EXT_DETH)
+		n += MROCE_DETH_SIZE;
 	return n;
 }
 
@@ -107,10 +116,15 @@ u32 mroce_op_hdr_len(u8 opcode)
 	return d ? MROCE_BTH_SIZE + mroce_ext_len(d->ext) : 0;
 }
 
+bool mroce_op_is_ud(u8 opcode)
+{
+	return opcode == MROCE_OP_UD_SEND || opcode == MROCE_OP_UD_SEND_IMM;
+}
+
 bool mroce_op_is_data(u8 opcode)
 {
 	return mroce_op(opcode) && opcode != MROCE_OP_ACK &&
-	       opcode != MROCE_OP_PROBE;
+	       opcode != MROCE_OP_PROBE && !mroce_op_is_ud(opcode);
 }
 
 static const char * const mroce_err_names[] = {
@@ -290,8 +304,24 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 			return ret;
 		p += MROCE_ACKETH_SIZE;
 	}
+	if (d->ext & MROCE_EXT_DETH) {
+		pkt->deth.qkey = mroce_get_be32(p);
+		pkt->deth.src_qpn = mroce_get_be32(p + 4);
+		if (pkt->deth.src_qpn & ~MROCE_QPN_MASK)
+			return MROCE_E_FIELD;
+		p += MROCE_DETH_SIZE;
+	}
 	pkt->payload = pkt->payload_len ? p : NULL;
 
+	if (mroce_op_is_ud(pkt->opcode)) {
+		/* one packet: the whole datagram */
+		if (pkt->path || pkt->dsn || pkt->msn || pkt->offset)
+			return MROCE_E_RSVD;
+		if ((pkt->flags & (MROCE_F_FIRST | MROCE_F_LAST)) !=
+		    (MROCE_F_FIRST | MROCE_F_LAST))
+			return MROCE_E_FLAGS;
+		return 0;
+	}
 	if (!mroce_op_is_data(pkt->opcode)) {
 		/* ACK/PROBE: no message position */
 		if (pkt->offset)
@@ -407,8 +437,14 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 		mroce_put_be64(p, pkt->atomic_orig);
 		p += MROCE_ATKETH_SIZE;
 	}
-	if (d->ext & MROCE_EXT_ACKETH)
+	if (d->ext & MROCE_EXT_ACKETH) {
 		mroce_build_ack(p, &pkt->ack);
+		p += MROCE_ACKETH_SIZE;
+	}
+	if (d->ext & MROCE_EXT_DETH) {
+		mroce_put_be32(p, pkt->deth.qkey);
+		mroce_put_be32(p + 4, pkt->deth.src_qpn);
+	}
 	return (int)hdr;
 }
 
