@@ -5,6 +5,7 @@
 # checked end to end where the tool can (ibv_rc_pingpong -c) and the
 # device counters checked afterwards.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pair.sh"
 
 mroce_load
 tb_netns_pair
@@ -12,42 +13,6 @@ ip netns exec ns_a rdma link add mroce_a type mroce netdev va
 ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
 ga=$(tb_wait_gid mroce_a)
 gb=$(tb_wait_gid mroce_b)
-A="ip netns exec ns_a"
-B="ip netns exec ns_b"
-log=/tmp/test_rc
-mkdir -p $log
-
-# pair NAME SERVER_CMD... -- CLIENT_CMD...: run a server in ns_b and its
-# client in ns_a (the client retries while the server starts listening).
-pair() {
-	local name=$1 srv=() cli=() rc_s rc_c
-	shift
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cli=("$@")
-	$B timeout 120 "${srv[@]}" >"$log/$name.srv" 2>&1 &
-	local spid=$!
-	sleep 0.5
-	local i
-	for i in 1 2 3 4 5 6; do
-		$A timeout 120 "${cli[@]}" >"$log/$name.cli" 2>&1
-		rc_c=$?
-		[ $rc_c = 0 ] && break
-		grep -qiE "couldn't connect|Connection refused|Unable to init" \
-			"$log/$name.cli" || break
-		sleep 1
-	done
-	wait $spid
-	rc_s=$?
-	if [ $rc_c = 0 ] && [ $rc_s = 0 ]; then
-		tb_ok "$name"
-	else
-		tb_not_ok "$name" "client rc $rc_c, server rc $rc_s"
-		sed 's/^/# cli: /' "$log/$name.cli" | tail -15
-		sed 's/^/# srv: /' "$log/$name.srv" | tail -15
-	fi
-}
-
 pair "ibv_rc_pingpong 4 KiB x 200, payload checked" \
 	ibv_rc_pingpong -d mroce_b -g "$gb" -n 200 -s 4096 -c -- \
 	ibv_rc_pingpong -d mroce_a -g "$ga" -n 200 -s 4096 -c 10.12.0.2

@@ -97,9 +97,13 @@ struct mroce_cqe {
 	__u8 sl;
 	__u8 dlid_path_bits;
 	__u8 port_num;
-	__u8 rsvd0;
+	__u8 network_hdr_type;	/* UD: MROCE_NET_IPV4/6, else 0 */
 	__u32 rsvd1[4];
 };
+
+/* network_hdr_type of a UD receive completion (enum rdma_network_type). */
+#define MROCE_NET_IPV4			2
+#define MROCE_NET_IPV6			3
 
 /* Work request opcodes in a send WQE. */
 enum mroce_wr_opcode {

@@ -92,6 +92,8 @@ struct mroce_dev_stats {
 	atomic64_t rx_no_qp;		/* no such QP, or not from its peer */
 	atomic64_t rx_qp_state;		/* QP not in a receiving state */
 	atomic64_t rx_packets;		/* handed to a QP */
+	atomic64_t rx_ud_no_wqe;	/* datagram without a receive WQE */
+	atomic64_t rx_ud_qkey;		/* datagram with the wrong Q_Key */
 	atomic64_t tx_packets;
 	atomic64_t tx_errors;		/* no route, no memory */
 };
@@ -454,7 +456,8 @@ void mroce_dp_init(struct mroce_dp *dp);
 void mroce_dp_finish(struct mroce_qp *qp, struct mroce_dp *dp);
 
 /* mroce_xmit.c */
-struct sk_buff *mroce_xmit_alloc(struct mroce_qp *qp, u32 len, u16 sport);
+struct sk_buff *mroce_xmit_alloc(const struct mroce_av *av, u32 len,
+				 u16 sport);
 void mroce_xmit(struct mroce_qp *qp, struct sk_buff *skb);
 
 /* mroce_rc.c: RC datapath around the protocol core. */
@@ -466,6 +469,22 @@ void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 		 struct mroce_dp *dp);
 extern unsigned int mroce_num_paths;
+
+/* Shadows of the work queues, shared by RC and UD (lock held). */
+struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx);
+struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx);
+u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done);
+void mroce_wq_rq_ingest(struct mroce_qp *qp);
+void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp);
+void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
+			bool solicited, struct mroce_dp *dp);
+
+/* mroce_ud.c: UD and GSI datagrams. */
+void mroce_ud_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
+void mroce_ud_rx(struct mroce_qp *qp, const void *pkt, struct sk_buff *skb,
+		 struct mroce_dp *dp);
+void mroce_ud_modify(struct mroce_qp *qp, enum ib_qp_state next,
+		     struct mroce_dp *dp);
 
 /* mroce_rx.c */
 int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb);

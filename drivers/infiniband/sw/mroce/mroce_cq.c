@@ -102,6 +102,11 @@ static void mroce_cqe_to_wc(struct mroce_dev *mdev,
 	wc->sl = cqe->sl;
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 	wc->port_num = 1;
+	if (cqe->network_hdr_type == MROCE_NET_IPV4 ||
+	    cqe->network_hdr_type == MROCE_NET_IPV6) {
+		wc->network_hdr_type = cqe->network_hdr_type;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+	}
 	/* A QP outlives the completions it generated on a kernel CQ. */
 	rcu_read_lock();
 	qp = xa_load(&mdev->qp_xa, cqe->qp_num);

@@ -345,9 +345,12 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			mroce_qp_reset_rings(qp);
 		qp->sq_draining = 0;
 		qp->state = next;
-		if (ibqp->qp_type == IB_QPT_RC && next != cur) {
+		if (next != cur) {
 			rcu_read_lock();
-			mroce_rc_modify(qp, cur, next, &dp);
+			if (ibqp->qp_type == IB_QPT_RC)
+				mroce_rc_modify(qp, cur, next, &dp);
+			else
+				mroce_ud_modify(qp, next, &dp);
 			rcu_read_unlock();
 		}
 	}
@@ -458,11 +461,16 @@ static int mroce_post_one_send(struct mroce_qp *qp,
 		wqe->wr.atomic.rkey = atomic_wr(wr)->rkey;
 		break;
 	default:
-		/* REG_MR, LOCAL_INV and UD sends are not implemented yet. */
+		/* REG_MR and LOCAL_INV are not implemented yet. */
 		return -EOPNOTSUPP;
 	}
-	if (qp->ibqp.qp_type != IB_QPT_RC)
-		return -EOPNOTSUPP;
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+			return -EINVAL;
+		wqe->wr.ud.ah_num = to_mah(ud_wr(wr)->ah)->ah_num;
+		wqe->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		wqe->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+	}
 	wqe->wr_id = wr->wr_id;
 	wqe->send_flags = wr->send_flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
 					    IB_SEND_SOLICITED);
@@ -527,14 +535,15 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			}
 		}
 	}
-	if (ibqp->qp_type != IB_QPT_RC)
-		goto out;
 	if (irqs_disabled()) {
-		/* Cannot transmit from here: the softirq timer will. */
+		/* Cannot transmit from here (ib_mad posts so): the timer will. */
 		hrtimer_start(&qp->timer, 0, HRTIMER_MODE_ABS_SOFT);
 		goto out;
 	}
-	mroce_rc_doorbell(qp, &dp);
+	if (ibqp->qp_type == IB_QPT_RC)
+		mroce_rc_doorbell(qp, &dp);
+	else
+		mroce_ud_doorbell(qp, &dp);
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mroce_dp_finish(qp, &dp);

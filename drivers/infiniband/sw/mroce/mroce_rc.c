@@ -66,13 +66,13 @@ static u64 mroce_now(void)
 	return ktime_get_ns();
 }
 
-static struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx)
+struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx)
 {
 	return qp->sq_shadow +
 	       (size_t)(idx & (qp->sq.num_entries - 1)) * qp->sq.entry_size;
 }
 
-static struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx)
+struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx)
 {
 	return qp->rq_shadow +
 	       (size_t)(idx & (qp->rq.num_entries - 1)) * qp->rq.entry_size;
@@ -175,22 +175,34 @@ static void mroce_rc_req_done(struct mroce_qp *qp, u32 idx, u32 status,
 		qp->state = IB_QPS_ERR;
 }
 
+/*
+ * Receive WR rq_done completed: cqe carries everything but wr_id, which
+ * comes from the shadow.  Shared by RC and UD.
+ */
+void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
+			bool solicited, struct mroce_dp *dp)
+{
+	cqe->wr_id = mroce_rq_shadow(qp, qp->rq_done)->wr_id;
+	cqe->qp_num = qp->ibqp.qp_num;
+	cqe->port_num = 1;
+	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
+	qp->rq_done++;
+	/* The WQE was copied out before the provider may reuse its slot. */
+	smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+}
+
 static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
 			       const struct mroce_completion *c,
 			       struct mroce_dp *dp)
 {
-	struct mroce_recv_wqe *w = mroce_rq_shadow(qp, idx);
 	struct mroce_cqe cqe = { };
 	bool solicited = false;
 
 	if (WARN_ON_ONCE(idx != qp->rq_done))
 		return;
-	cqe.wr_id = w->wr_id;
 	cqe.status = status;
 	cqe.opcode = MROCE_WC_RECV;
-	cqe.qp_num = qp->ibqp.qp_num;
 	cqe.src_qp = qp->dest_qpn;
-	cqe.port_num = 1;
 	if (c) {
 		if (c->op == MROCE_OP_WRITE_IMM)
 			cqe.opcode = MROCE_WC_RECV_RDMA_WITH_IMM;
@@ -203,10 +215,7 @@ static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
 			cqe.wc_flags |= MROCE_WC_WITH_INV;
 		solicited = c->solicited;
 	}
-	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), &cqe, solicited, dp);
-	qp->rq_done++;
-	/* The WQE was copied out before the provider may reuse its slot. */
-	smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+	mroce_wq_recv_done(qp, &cqe, solicited, dp);
 }
 
 /* ------------------------------------------------------------------ */
@@ -216,8 +225,7 @@ static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
  * The producer index of a ring, trusted only as far as the ring size
  * allows (userspace writes it).
  */
-static u32 mroce_ring_avail(struct mroce_qp *qp, struct mroce_ring *ring,
-			    u32 done)
+u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done)
 {
 	u32 prod;
 
@@ -235,9 +243,9 @@ static u32 mroce_ring_avail(struct mroce_qp *qp, struct mroce_ring *ring,
 }
 
 /* Copy newly posted receive WQEs into the shadow (bounded, validated). */
-static void mroce_rc_rq_ingest(struct mroce_qp *qp)
+void mroce_wq_rq_ingest(struct mroce_qp *qp)
 {
-	u32 prod = mroce_ring_avail(qp, &qp->rq, qp->rq_done);
+	u32 prod = mroce_wq_avail(qp, &qp->rq, qp->rq_done);
 	u32 mask = qp->rq.num_entries - 1;
 	struct mroce_recv_wqe *w;
 
@@ -366,7 +374,7 @@ static u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 			       struct mroce_dp *dp)
 {
-	u32 prod = mroce_ring_avail(qp, &qp->sq, qp->sq_done);
+	u32 prod = mroce_wq_avail(qp, &qp->sq, qp->sq_done);
 	u32 mask = qp->sq.num_entries - 1, status;
 	struct mroce_send_wqe *w;
 	struct mroce_wr wr;
@@ -404,12 +412,17 @@ static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 }
 
 /* Complete every posted receive WQE with a flush error. */
-static void mroce_rc_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp)
+void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp)
 {
-	mroce_rc_rq_ingest(qp);
-	while (qp->rq_done != qp->rq_seen)
-		mroce_rc_recv_done(qp, qp->rq_done, IB_WC_WR_FLUSH_ERR, NULL,
-				   dp);
+	struct mroce_cqe cqe;
+
+	mroce_wq_rq_ingest(qp);
+	while (qp->rq_done != qp->rq_seen) {
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.status = IB_WC_WR_FLUSH_ERR;
+		cqe.opcode = MROCE_WC_RECV;
+		mroce_wq_recv_done(qp, &cqe, false, dp);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -446,7 +459,7 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 	switch (pl->kind) {
 	case MROCE_PLACE_SEND:
 		idx = qp->rq_base + pl->rq_seq;
-		mroce_rc_rq_ingest(qp);
+		mroce_wq_rq_ingest(qp);
 		if (idx - qp->rq_done >= qp->rq_seen - qp->rq_done)
 			return -MROCE_SYN_RNR;
 		rw = mroce_rq_shadow(qp, idx);
@@ -588,7 +601,7 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 	if (WARN_ON_ONCE(!hlen || plen > MROCE_MAX_PAYLOAD))
 		return;
 	total = hlen + plen + MROCE_ICRC_SIZE;
-	skb = mroce_xmit_alloc(qp, total, tx->sport);
+	skb = mroce_xmit_alloc(&qp->av, total, tx->sport);
 	if (!skb) {
 		atomic64_inc(&qp->mdev->stats.tx_errors);
 		return;		/* lost: the core recovers */
@@ -648,7 +661,7 @@ static void mroce_rc_step(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 	if (qp->conn->state != MROCE_CONN_OK || qp->state == IB_QPS_ERR) {
 		mroce_qp_to_error(qp);
 		mroce_rc_sq_ingest(qp, now, dp);
-		mroce_rc_rq_flush(qp, dp);
+		mroce_wq_rq_flush(qp, dp);
 		hrtimer_try_to_cancel(&qp->timer);
 		return;
 	}
@@ -671,7 +684,10 @@ static enum hrtimer_restart mroce_rc_timer(struct hrtimer *t)
 	mroce_dp_init(&dp);
 	rcu_read_lock();
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->conn_live) {
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		/* UD/GSI: a doorbell rung with interrupts disabled. */
+		mroce_ud_doorbell(qp, &dp);
+	} else if (qp->conn_live) {
 		now = mroce_now();
 		rc.qp = qp;
 		rc.dp = &dp;
@@ -762,7 +778,7 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 			qp->conn->ctx = &rc;
 		mroce_qp_to_error(qp);
 		mroce_rc_sq_ingest(qp, now, dp);
-		mroce_rc_rq_flush(qp, dp);
+		mroce_wq_rq_flush(qp, dp);
 		return;
 	}
 	if (qp->conn_live) {

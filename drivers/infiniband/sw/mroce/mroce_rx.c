@@ -97,12 +97,20 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	}
 
 	qp = xa_load(&mdev->qp_xa, pkt.dqpn);
-	if (!qp || qp->ibqp.qp_type != IB_QPT_RC ||
-	    !mroce_rx_from_peer(qp, skb)) {
-		atomic64_inc(&mdev->stats.rx_no_qp);
-		goto drop;
-	}
+	if (!qp)
+		goto no_qp;
 	mroce_dp_init(&dp);
+	if (mroce_op_is_ud(pkt.opcode)) {
+		if (qp->ibqp.qp_type != IB_QPT_UD &&
+		    qp->ibqp.qp_type != IB_QPT_GSI)
+			goto no_qp;
+		spin_lock_irqsave(&qp->lock, flags);
+		mroce_ud_rx(qp, &pkt, skb, &dp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		goto done;
+	}
+	if (qp->ibqp.qp_type != IB_QPT_RC || !mroce_rx_from_peer(qp, skb))
+		goto no_qp;
 	spin_lock_irqsave(&qp->lock, flags);
 	if (!qp->conn_live || qp->state < IB_QPS_RTR) {
 		spin_unlock_irqrestore(&qp->lock, flags);
@@ -111,11 +119,14 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	}
 	mroce_rc_rx(qp, &pkt, mroce_rx_ce(skb), &dp);
 	spin_unlock_irqrestore(&qp->lock, flags);
+done:
 	mroce_dp_finish(qp, &dp);
 	atomic64_inc(&mdev->stats.rx_packets);
 	consume_skb(skb);
 	return 0;
 
+no_qp:
+	atomic64_inc(&mdev->stats.rx_no_qp);
 drop:
 	atomic64_inc(&mdev->stats.rx_dropped);
 free:

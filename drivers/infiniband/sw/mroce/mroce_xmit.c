@@ -24,8 +24,16 @@
 
 #include "mroce.h"
 
+/* Where a packet goes, copied from the QP's or the AH's address vector. */
 struct mroce_skb_cb {
 	u16 sport;
+	u8 network_type;	/* RDMA_NETWORK_IPV4 or _IPV6 */
+	u8 tclass;
+	u8 hop_limit;
+	union {
+		__be32 v4;
+		struct in6_addr v6;
+	} saddr, daddr;
 };
 
 static struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
@@ -37,57 +45,72 @@ static struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
 #define MROCE_XMIT_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 				 sizeof(struct udphdr))
 
-/* An skb with room for len bytes of mroce packet (put by the caller). */
-struct sk_buff *mroce_xmit_alloc(struct mroce_qp *qp, u32 len, u16 sport)
+/* An skb for av with room for len bytes of mroce packet (put by the caller). */
+struct sk_buff *mroce_xmit_alloc(const struct mroce_av *av, u32 len,
+				 u16 sport)
 {
+	struct mroce_skb_cb *cb;
 	struct sk_buff *skb;
 
 	skb = alloc_skb(MROCE_XMIT_HEADROOM + len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, MROCE_XMIT_HEADROOM);
-	mroce_cb(skb)->sport = sport;
+	cb = mroce_cb(skb);
+	memset(cb, 0, sizeof(*cb));
+	cb->sport = sport;
+	cb->network_type = av->network_type;
+	cb->tclass = av->traffic_class;
+	cb->hop_limit = av->hop_limit;
+	if (av->network_type == RDMA_NETWORK_IPV4) {
+		cb->saddr.v4 = av->saddr.v4.sin_addr.s_addr;
+		cb->daddr.v4 = av->daddr.v4.sin_addr.s_addr;
+	} else {
+		cb->saddr.v6 = av->saddr.v6.sin6_addr;
+		cb->daddr.v6 = av->daddr.v6.sin6_addr;
+	}
 	return skb;
 }
 
-static int mroce_xmit4(struct mroce_qp *qp, struct sk_buff *skb,
-		       const struct mroce_av *av)
+static int mroce_xmit4(struct mroce_qp *qp, struct sk_buff *skb)
 {
+	const struct mroce_skb_cb *cb = mroce_cb(skb);
 	struct mroce_dev *mdev = qp->mdev;
 	struct sock *sk = mdev->mnet->sock4->sk;
-	__be16 sport = htons(mroce_cb(skb)->sport);
+	__be16 sport = htons(cb->sport);
 	__be16 dport = htons(mroce_udp_port());
+	u8 tos = (cb->tclass & ~INET_ECN_MASK) | INET_ECN_ECT_0;
+	u8 ttl = cb->hop_limit;
 	struct flowi4 fl = { };
 	struct rtable *rt;
 
 	fl.flowi4_oif = mdev->ndev->ifindex;
 	fl.flowi4_proto = IPPROTO_UDP;
-	fl.saddr = av->saddr.v4.sin_addr.s_addr;
-	fl.daddr = av->daddr.v4.sin_addr.s_addr;
+	fl.saddr = cb->saddr.v4;
+	fl.daddr = cb->daddr.v4;
 	fl.fl4_sport = sport;
 	fl.fl4_dport = dport;
 	rt = ip_route_output_key(mdev->net, &fl);
 	if (IS_ERR(rt))
 		return PTR_ERR(rt);
-	udp_tunnel_xmit_skb(rt, sk, skb, fl.saddr, fl.daddr,
-			    (av->traffic_class & ~INET_ECN_MASK) |
-			    INET_ECN_ECT_0,
-			    av->hop_limit ? av->hop_limit :
-			    ip4_dst_hoplimit(&rt->dst),
+	udp_tunnel_xmit_skb(rt, sk, skb, fl.saddr, fl.daddr, tos,
+			    ttl ? ttl : ip4_dst_hoplimit(&rt->dst),
 			    htons(IP_DF), sport, dport, false, false);
 	return 0;
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
-static int mroce_xmit6(struct mroce_qp *qp, struct sk_buff *skb,
-		       const struct mroce_av *av)
+static int mroce_xmit6(struct mroce_qp *qp, struct sk_buff *skb)
 {
+	const struct mroce_skb_cb *cb = mroce_cb(skb);
 	struct mroce_dev *mdev = qp->mdev;
 	struct sock *sk = mdev->mnet->sock6 ? mdev->mnet->sock6->sk : NULL;
-	__be16 sport = htons(mroce_cb(skb)->sport);
+	__be16 sport = htons(cb->sport);
 	__be16 dport = htons(mroce_udp_port());
-	struct in6_addr saddr = av->saddr.v6.sin6_addr;
-	struct in6_addr daddr = av->daddr.v6.sin6_addr;
+	struct in6_addr saddr = cb->saddr.v6;
+	struct in6_addr daddr = cb->daddr.v6;
+	u8 prio = (cb->tclass & ~INET_ECN_MASK) | INET_ECN_ECT_0;
+	u8 ttl = cb->hop_limit;
 	struct flowi6 fl = { };
 	struct dst_entry *dst;
 
@@ -106,12 +129,9 @@ static int mroce_xmit6(struct mroce_qp *qp, struct sk_buff *skb,
 		dst_release(dst);
 		return -EHOSTUNREACH;
 	}
-	udp_tunnel6_xmit_skb(dst, sk, skb, mdev->ndev, &saddr, &daddr,
-			     (av->traffic_class & ~INET_ECN_MASK) |
-			     INET_ECN_ECT_0,
-			     av->hop_limit ? av->hop_limit :
-			     ip6_dst_hoplimit(dst),
-			     0, sport, dport, false);
+	udp_tunnel6_xmit_skb(dst, sk, skb, mdev->ndev, &saddr, &daddr, prio,
+			     ttl ? ttl : ip6_dst_hoplimit(dst), 0, sport,
+			     dport, false);
 	return 0;
 }
 #endif
@@ -119,14 +139,13 @@ static int mroce_xmit6(struct mroce_qp *qp, struct sk_buff *skb,
 /* Route and send one packet of qp (consumes skb). */
 void mroce_xmit(struct mroce_qp *qp, struct sk_buff *skb)
 {
-	const struct mroce_av *av = &qp->av;
 	int err = -EAFNOSUPPORT;
 
-	if (av->network_type == RDMA_NETWORK_IPV4)
-		err = mroce_xmit4(qp, skb, av);
+	if (mroce_cb(skb)->network_type == RDMA_NETWORK_IPV4)
+		err = mroce_xmit4(qp, skb);
 #if IS_ENABLED(CONFIG_IPV6)
-	else if (av->network_type == RDMA_NETWORK_IPV6)
-		err = mroce_xmit6(qp, skb, av);
+	else if (mroce_cb(skb)->network_type == RDMA_NETWORK_IPV6)
+		err = mroce_xmit6(qp, skb);
 #endif
 	if (err) {
 		/* Lost like on the wire: the transport recovers or fails. */

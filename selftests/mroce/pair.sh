@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+#
+# selftests/mroce/pair.sh - run a server in namespace ns_b and its client in
+# ns_a, as one KTAP result (source after lib.sh).
+A="ip netns exec ns_a"
+B="ip netns exec ns_b"
+log=/tmp/mroce_pair
+mkdir -p $log
+
+# pair NAME SERVER_CMD... -- CLIENT_CMD...: run a server in ns_b and its
+# client in ns_a (the client retries while the server starts listening).
+pair() {
+	local name=$1 srv=() cli=() rc_s rc_c
+	shift
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	$B timeout 120 "${srv[@]}" >"$log/$name.srv" 2>&1 &
+	local spid=$!
+	sleep 0.5
+	local i
+	for i in 1 2 3 4 5 6; do
+		$A timeout 120 "${cli[@]}" >"$log/$name.cli" 2>&1
+		rc_c=$?
+		[ $rc_c = 0 ] && break
+		grep -qiE "couldn't connect|Connection refused|Unable to init" \
+			"$log/$name.cli" || break
+		sleep 1
+	done
+	wait $spid
+	rc_s=$?
+	if [ $rc_c = 0 ] && [ $rc_s = 0 ]; then
+		tb_ok "$name"
+	else
+		tb_not_ok "$name" "client rc $rc_c, server rc $rc_s"
+		sed 's/^/# cli: /' "$log/$name.cli" | tail -15
+		sed 's/^/# srv: /' "$log/$name.srv" | tail -15
+	fi
+}
+
