@@ -214,3 +214,28 @@ TEST(Params, PostRejectsInvalidAndBoundsQueues)
 	EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), MROCE_E_NOSPC);
 	EXPECT_EQ(mroce_conn_check(e.conn.get()), nullptr);
 }
+
+// Found by mroce_verify in the kernel: a responder that stopped with a
+// delayed ACK pending reported that ACK's deadline forever, so its timer
+// fired in a loop (soft lockup).
+TEST(Conn, StoppedConnectionHasNoDueTimer)
+{
+	auto p = World::params(21, 4);
+	p.ack_every = 64;		/* leave the ACK to the delay timer */
+	World w(21, p, p);
+	auto data = pattern(3000, 9);
+	ASSERT_EQ(w.ep[0].post(write_wr(data.size()), data, 0), 0);
+	w.pump(0);
+	/* deliver the data packets, but run no timer */
+	while (!w.ch.empty()) {
+		Channel::Pkt pk = w.ch.pop();
+		mroce_pkt pkt;
+		ASSERT_EQ(mroce_pkt_parse(pk.bytes.data(), pk.bytes.size(), &pkt), 0);
+		mroce_conn_rx(w.ep[pk.to].conn.get(), &pkt, false, w.now);
+	}
+	ASSERT_NE(mroce_conn_next_timer(w.ep[1].conn.get()), UINT64_MAX);
+	mroce_conn_set_error(w.ep[1].conn.get(), 0);
+	EXPECT_EQ(mroce_conn_next_timer(w.ep[1].conn.get()), UINT64_MAX);
+	mroce_tx tx;
+	EXPECT_EQ(mroce_conn_tx(w.ep[1].conn.get(), w.now + kMs, &tx), 0);
+}

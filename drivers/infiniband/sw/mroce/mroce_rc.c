@@ -546,6 +546,8 @@ static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 
 	if (c->kind == MROCE_CQE_RECV) {
 		idx = qp->rq_base + c->rq_seq;
+		/* WRITE_WITH_IMM consumes a WQE that placement never read. */
+		mroce_wq_rq_ingest(qp);
 		if (idx != qp->rq_done || idx - qp->rq_done >=
 		    qp->rq_seen - qp->rq_done) {
 			/* WRITE_IMM without a posted receive. */
@@ -651,6 +653,7 @@ static void mroce_rc_pump(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 			break;
 		mroce_rc_build(qp, &tx, dp);
 	}
+	/* A stopped connection has no timers (mroce_conn_next_timer()). */
 	mroce_rc_arm(qp, n == MROCE_TX_BURST ? now :
 		     mroce_conn_next_timer(qp->conn));
 }
@@ -662,7 +665,8 @@ static void mroce_rc_step(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 		mroce_qp_to_error(qp);
 		mroce_rc_sq_ingest(qp, now, dp);
 		mroce_wq_rq_flush(qp, dp);
-		hrtimer_try_to_cancel(&qp->timer);
+		/* A stopped connection still sends its pending NAK. */
+		mroce_rc_pump(qp, now, dp);
 		return;
 	}
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)

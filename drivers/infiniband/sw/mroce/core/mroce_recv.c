@@ -548,6 +548,9 @@ u64 mroce_recv_next_timer(const struct mroce_conn *c)
 	u64 t = U64_MAX;
 	u32 i;
 
+	/* A stopped connection sends no ACKs: no timer may stay due. */
+	if (c->state != MROCE_CONN_OK)
+		return U64_MAX;
 	for (i = 0; i < c->p.num_paths; i++)
 		if (c->path[i].ack_pending)
 			t = min_t(u64, t, c->path[i].ack_due_ns);
