@@ -218,7 +218,7 @@ int scen_loss(const Opts &o)
 	Csv c(o.out + "/loss.csv",
 	      "model,loss_pct,goodput_gbps,ratio_to_lossless,fct_p50_us,fct_p99_us,"
 	      "retx_ratio,naks,rtos,flows_failed,finished,delivery_ok,wall_s");
-	uint64_t bytes = o.quick ? (2u << 20) : (8u << 20);
+	uint64_t bytes = o.quick ? (2u << 20) : (32u << 20);
 	TopoCfg t = leaf_spine(4, 4, 4);
 	int bad = 0;
 	for (Model m : models(o)) {
@@ -258,9 +258,9 @@ struct PlaneRun {
 PlaneRun plane_run(Model m, uint64_t seed, Time t_fail, Time t_up, Time t_end,
 		   uint64_t bytes_per_flow, Time bucket)
 {
-	// 4 planes of 4 leaves x 2 spines, 16 hosts, 25 Gb/s links: each host
+	// 4 planes of 4 leaves x 4 spines, 16 hosts, 25 Gb/s links: each host
 	// has 4 x 25 Gb/s uplinks.
-	TopoCfg t = leaf_spine(4, 2, 4, 4, 25);
+	TopoCfg t = leaf_spine(4, 4, 4, 4, 25);
 	WorldCfg cfg = make_cfg(m, t, seed);
 	cfg.bucket = bucket;
 	PlaneRun pr;
@@ -448,7 +448,12 @@ EcnResult ecn_run(uint64_t seed, bool mark, uint64_t bytes)
 {
 	// 2 leaves x 4 spines, 1 host per leaf; link spine0 -> leaf1 CE-marks
 	// every ECT packet (a persistently congested link).
+	// Fabric links are 25 Gb/s so that every path is needed (a 100 Gb/s
+	// host over 4 x 25 Gb/s spines) and a marked path keeps sending.
 	TopoCfg t = leaf_spine(2, 4, 1);
+	t.fabric_link.gbps = 25;
+	t.fabric_link.ecn_k = 20 * 1024;
+	t.fabric_link.qcap = 128 * 1024;
 	World w(make_cfg(Model::Mroce, t, seed));
 	uint32_t marked = UINT32_MAX;
 	std::vector<uint32_t> spine_down;
@@ -466,7 +471,7 @@ EcnResult ecn_run(uint64_t seed, bool mark, uint64_t bytes)
 	};
 	uint64_t m1 = 0, a1 = 0, m2 = 0, a2 = 0;
 	w.at(2 * kMs, [&] { snap(m1, a1); });
-	w.at(10 * kMs, [&] { snap(m2, a2); });
+	w.at(30 * kMs, [&] { snap(m2, a2); });
 	double t0 = wall_now();
 	BulkApp app({{0, 1, bytes, 1 << 20, 4, 0}});
 	bool ok = w.run(app, 10 * 1000 * kMs);
@@ -475,7 +480,7 @@ EcnResult ecn_run(uint64_t seed, bool mark, uint64_t bytes)
 	uint64_t mf = w.fab.ports[marked].tx_data_pkts, af = 0;
 	for (uint32_t p : spine_down)
 		af += w.fab.ports[p].tx_data_pkts;
-	if (!a2) {	// finished before 10 ms: late window = 2 ms .. end
+	if (!a2) {	// finished before 30 ms: late window = 2 ms .. end
 		m2 = mf;
 		a2 = af;
 	}
@@ -488,7 +493,7 @@ EcnResult ecn_run(uint64_t seed, bool mark, uint64_t bytes)
 int scen_ecn(const Opts &o)
 {
 	Csv c(o.out + "/ecn.csv",
-	      "marked,share_first_2ms,share_2_to_10ms,steers,ce_marks,goodput_gbps,delivery_ok");
+	      "marked,share_first_2ms,share_after_2ms,steers,ce_marks,goodput_gbps,delivery_ok");
 	for (bool mark : {false, true}) {
 		EcnResult e = ecn_run(o.seed, mark, 64u << 20);
 		print(mark ? "ecn marked" : "ecn unmarked", e.r);
@@ -577,8 +582,8 @@ int scen_regress(const Opts &o)
 	{
 		double ratio[2];
 		for (Model m : {Model::Mroce, Model::Gbn}) {
-			RunResult r0 = run_bulk(make_cfg(m, t, seed), cross_leaf(4, 8, 2u << 20, 1u << 20), 0, 5 * 1000 * kMs);
-			RunResult r1 = run_bulk(make_cfg(m, t, seed), cross_leaf(4, 8, 2u << 20, 1u << 20), 0.01, 5 * 1000 * kMs);
+			RunResult r0 = run_bulk(make_cfg(m, t, seed), cross_leaf(4, 8, 8u << 20, 1u << 20), 0, 5 * 1000 * kMs);
+			RunResult r1 = run_bulk(make_cfg(m, t, seed), cross_leaf(4, 8, 8u << 20, 1u << 20), 0.01, 5 * 1000 * kMs);
 			print("lossless", r0);
 			print("1% loss", r1);
 			expect(r0.errors.empty() && r1.errors.empty() && r0.finished && r1.finished,
@@ -591,7 +596,7 @@ int scen_regress(const Opts &o)
 	}
 	fprintf(stderr, "regress 4: plane failure: traffic leaves the plane, flows complete\n");
 	{
-		PlaneRun pr = plane_run(Model::Mroce, seed, 2 * kMs, 8 * kMs, 200 * kMs, 6u << 20, 250 * kUs);
+		PlaneRun pr = plane_run(Model::Mroce, seed, 2 * kMs, 8 * kMs, 200 * kMs, 48u << 20, 250 * kUs);
 		print("plane", pr.r);
 		double pct = pr.late_total_data ? 100.0 * (double)pr.late_dead_data / (double)pr.late_total_data : 100;
 		char b[160];
@@ -606,10 +611,14 @@ int scen_regress(const Opts &o)
 		EcnResult e = ecn_run(seed, true, 24u << 20);
 		print("ecn", e.r);
 		char b[160];
-		snprintf(b, sizeof(b), "share via marked link after 2 ms %.4f < 0.10 (first 2 ms %.4f)",
+		// Fair share of one of 4 spines is 0.25 (measured unmarked: ~0.25).
+		snprintf(b, sizeof(b), "share via marked link after 2 ms %.4f < 0.125 (first 2 ms %.4f)",
 			 e.share_late, e.share_early);
 		expect(e.r.tot.steers > 0, "steers > 0");
-		expect(e.share_late < 0.10, b);
+		expect(e.share_late < 0.125, b);
+		EcnResult u = ecn_run(seed, false, 24u << 20);
+		snprintf(b, sizeof(b), "unmarked control: share %.4f > 0.2, no steers", u.share_late);
+		expect(u.share_late > 0.2 && u.r.tot.steers == 0, b);
 		expect(e.r.errors.empty() && e.r.finished, "flow completed clean");
 	}
 	fprintf(stderr, "regress 6: determinism (same seed, same run)\n");
