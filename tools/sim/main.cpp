@@ -31,6 +31,7 @@ struct Opts {
 	std::string model = "both";
 	double loss = -1;
 };
+uint32_t g_nic_pkts = 8;
 
 class Csv {
 public:
@@ -130,6 +131,7 @@ WorldCfg make_cfg(Model m, const TopoCfg &t, uint64_t seed)
 	c.model = m;
 	c.topo = t;
 	c.seed = seed;
+	c.nic_pkts = g_nic_pkts;
 	return c;
 }
 
@@ -253,14 +255,16 @@ struct PlaneRun {
 	std::vector<double> gbps;	// per bucket
 	RunResult r;
 	uint64_t late_dead_data = 0, late_total_data = 0;
+	uint32_t paths_down_late = 0, paths_total = 0;	// senders, end of outage
 };
 
 PlaneRun plane_run(Model m, uint64_t seed, Time t_fail, Time t_up, Time t_end,
-		   uint64_t bytes_per_flow, Time bucket)
+		   uint64_t bytes_per_flow, Time bucket, bool link_only = false)
 {
 	// 4 planes of 4 leaves x 4 spines, 16 hosts, 25 Gb/s links: each host
-	// has 4 x 25 Gb/s uplinks.
-	TopoCfg t = leaf_spine(4, 4, 4, 4, 25);
+	// has 4 x 25 Gb/s uplinks.  link_only: one 100 Gb/s leaf-spine plane
+	// and the link leaf0-spine1 fails instead of plane 1.
+	TopoCfg t = link_only ? leaf_spine(4, 4, 4) : leaf_spine(4, 4, 4, 4, 25);
 	WorldCfg cfg = make_cfg(m, t, seed);
 	cfg.bucket = bucket;
 	PlaneRun pr;
@@ -269,8 +273,22 @@ PlaneRun plane_run(Model m, uint64_t seed, Time t_fail, Time t_up, Time t_end,
 	std::vector<BulkApp::Spec> specs;
 	for (uint32_t i = 0; i < 16; i++)
 		specs.push_back({i, (i + 4) % 16, bytes_per_flow, 1 << 20, 4, 0});
-	w.at(t_fail, [&w] { w.fab.set_plane_up(1, false); });
-	w.at(t_up, [&w] { w.fab.set_plane_up(1, true); });
+	auto fail = [&w, link_only](bool up) {
+		if (!link_only) {
+			w.fab.set_plane_up(1, up);
+			return;
+		}
+		uint32_t l0 = UINT32_MAX, s1 = UINT32_MAX;
+		for (uint32_t n = 0; n < w.fab.nodes.size(); n++) {
+			if (w.fab.nodes[n].name == "p0l0")
+				l0 = n;
+			if (w.fab.nodes[n].name == "p0s1")
+				s1 = n;
+		}
+		w.fab.set_link_up(l0, s1, up);
+	};
+	w.at(t_fail, [fail] { fail(false); });
+	w.at(t_up, [fail] { fail(true); });
 	// Late in the outage: how much data still goes into the dead plane?
 	auto count = [&w](uint64_t &dead, uint64_t &all) {
 		dead = all = 0;
@@ -285,7 +303,17 @@ PlaneRun plane_run(Model m, uint64_t seed, Time t_fail, Time t_up, Time t_end,
 	uint64_t d0 = 0, a0 = 0, d1 = 0, a1 = 0;
 	Time late = t_fail + (t_up - t_fail) / 2;
 	w.at(late, [&] { count(d0, a0); });
-	w.at(t_up - 1, [&] { count(d1, a1); });
+	w.at(t_up - 1, [&] {
+		count(d1, a1);
+		for (const Flow &f : w.flows) {
+			std::vector<PathRow> rows;
+			w.eps[f.tx_ep]->paths(rows);
+			for (const PathRow &r : rows) {
+				pr.paths_total++;
+				pr.paths_down_late += r.state != 0;
+			}
+		}
+	});
 	BulkApp app(specs);
 	bool ok = w.run(app, t_end);
 	pr.r = summarize(w, ok, t0);
@@ -308,17 +336,18 @@ double avg(const std::vector<double> &v, size_t a, size_t b)
 	return n ? s / (double)n : 0;
 }
 
-int scen_plane(const Opts &o)
+int scen_plane(const Opts &o, bool link_only = false)
 {
+	const std::string tag = link_only ? "linkfail" : "plane";
 	Time bucket = 250 * kUs, t_fail = 5 * kMs, t_up = 15 * kMs, t_end = 25 * kMs;
 	if (o.quick)
 		t_end = 20 * kMs;
 	std::map<Model, PlaneRun> runs;
 	for (Model m : models(o)) {
-		runs[m] = plane_run(m, o.seed, t_fail, t_up, t_end, 0, bucket);
-		print("plane", runs[m].r);
+		runs[m] = plane_run(m, o.seed, t_fail, t_up, t_end, 0, bucket, link_only);
+		print(tag.c_str(), runs[m].r);
 	}
-	Csv c(o.out + "/plane.csv", "t_ms,mroce_gbps,gbn_gbps");
+	Csv c(o.out + "/" + tag + ".csv", "t_ms,mroce_gbps,gbn_gbps");
 	size_t nb = (size_t)(t_end / bucket);
 	for (size_t b = 0; b < nb; b++) {
 		auto v = [&](Model m) {
@@ -326,18 +355,19 @@ int scen_plane(const Opts &o)
 		};
 		c.row("%.3f,%.3f,%.3f", (double)(b * bucket) / 1e6, v(Model::Mroce), v(Model::Gbn));
 	}
-	Csv s(o.out + "/plane_summary.csv",
+	Csv s(o.out + "/" + tag + "_summary.csv",
 	      "model,before_gbps,outage_gbps,after_gbps,min_bucket_outage_gbps,"
-	      "flows_failed,late_outage_data_into_dead_plane_pct,errors");
+	      "flows_failed,late_outage_data_into_dead_plane_pct,paths_down_end_of_outage,"
+	      "paths,errors");
 	size_t bf = t_fail / bucket, bu = t_up / bucket, be = nb;
 	for (auto &[m, pr] : runs) {
 		double mn = 1e18;
 		for (size_t b = bf; b < bu; b++)
 			mn = std::min(mn, pr.gbps[b]);
-		s.row("%s,%.2f,%.2f,%.2f,%.2f,%u,%.3f,%s", model_name(m), avg(pr.gbps, 4, bf),
+		s.row("%s,%.2f,%.2f,%.2f,%.2f,%u,%.3f,%u,%u,%s", model_name(m), avg(pr.gbps, 4, bf),
 		      avg(pr.gbps, bf + 8, bu), avg(pr.gbps, bu + 8, be), mn, pr.r.tot.flows_failed,
 		      pr.late_total_data ? 100.0 * (double)pr.late_dead_data / (double)pr.late_total_data : 0,
-		      pr.r.errors.empty() ? "none" : pr.r.errors.c_str());
+		      pr.paths_down_late, pr.paths_total, pr.r.errors.empty() ? "none" : pr.r.errors.c_str());
 	}
 	return 0;
 }
@@ -671,6 +701,8 @@ int main(int argc, char **argv)
 			o.bytes = std::stoull(val());
 		else if (a == "--model")
 			o.model = val();
+		else if (a == "--nic-pkts")
+			g_nic_pkts = (uint32_t)std::stoul(val());
 		else if (a == "--loss")
 			o.loss = std::stod(val());
 		else {
@@ -683,6 +715,8 @@ int main(int argc, char **argv)
 			return scen_loss(o);
 		if (s == "plane")
 			return scen_plane(o);
+		if (s == "linkfail")
+			return scen_plane(o, true);
 		if (s == "allreduce")
 			return scen_allreduce(o);
 		if (s == "fct")

@@ -14,7 +14,7 @@ World::World(const WorldCfg &c) : fab(c.seed), cfg(c)
 	build_leaf_spine(fab, cfg.topo);
 	fab.sink = this;
 	active_.resize(hosts());
-	nic_budget_ = 2ull * cfg.topo.planes * (MROCE_MAX_PKT + kFrameOverhead);
+	nic_budget_ = (uint64_t)cfg.nic_pkts * cfg.topo.planes * (MROCE_MAX_PKT + kFrameOverhead);
 }
 
 World::~World() = default;

@@ -27,6 +27,7 @@ struct WorldCfg {
 	GbnCfg gbn;
 	uint64_t seed = 1;
 	Time bucket = 100 * kUs;	// goodput timeline resolution
+	uint32_t nic_pkts = 8;		// host pulls while < nic_pkts/uplink queued
 };
 
 struct MsgRec {
