@@ -482,8 +482,8 @@ EcnResult ecn_run(uint64_t seed, bool mark, uint64_t bytes)
 	// host over 4 x 25 Gb/s spines) and a marked path keeps sending.
 	TopoCfg t = leaf_spine(2, 4, 1);
 	t.fabric_link.gbps = 25;
-	t.fabric_link.ecn_k = 20 * 1024;
 	t.fabric_link.qcap = 128 * 1024;
+	t.fabric_link.ecn_k = t.fabric_link.qcap;	// only the bad link marks
 	World w(make_cfg(Model::Mroce, t, seed));
 	uint32_t marked = UINT32_MAX;
 	std::vector<uint32_t> spine_down;
@@ -638,17 +638,17 @@ int scen_regress(const Opts &o)
 	}
 	fprintf(stderr, "regress 5: ECN-marked path is steered away\n");
 	{
-		EcnResult e = ecn_run(seed, true, 24u << 20);
+		EcnResult e = ecn_run(seed, true, 48u << 20);
 		print("ecn", e.r);
 		char b[160];
 		// Fair share of one of 4 spines is 0.25 (measured unmarked: ~0.25).
-		snprintf(b, sizeof(b), "share via marked link after 2 ms %.4f < 0.125 (first 2 ms %.4f)",
+		snprintf(b, sizeof(b), "share via marked link after 2 ms %.4f < 0.0625 (first 2 ms %.4f)",
 			 e.share_late, e.share_early);
 		expect(e.r.tot.steers > 0, "steers > 0");
-		expect(e.share_late < 0.125, b);
-		EcnResult u = ecn_run(seed, false, 24u << 20);
-		snprintf(b, sizeof(b), "unmarked control: share %.4f > 0.2, no steers", u.share_late);
-		expect(u.share_late > 0.2 && u.r.tot.steers == 0, b);
+		expect(e.share_late < 0.0625, b);
+		EcnResult u = ecn_run(seed, false, 48u << 20);
+		snprintf(b, sizeof(b), "unmarked control: share of that link %.4f > 0.2", u.share_late);
+		expect(u.share_late > 0.2, b);
 		expect(e.r.errors.empty() && e.r.finished, "flow completed clean");
 	}
 	fprintf(stderr, "regress 6: determinism (same seed, same run)\n");
