@@ -32,6 +32,7 @@ struct Opts {
 	double loss = -1;
 };
 uint32_t g_nic_pkts = 8;
+uint32_t g_paths = 16;
 
 class Csv {
 public:
@@ -132,6 +133,7 @@ WorldCfg make_cfg(Model m, const TopoCfg &t, uint64_t seed)
 	c.topo = t;
 	c.seed = seed;
 	c.nic_pkts = g_nic_pkts;
+	c.mroce.num_paths = g_paths;
 	return c;
 }
 
@@ -366,7 +368,7 @@ int scen_plane(const Opts &o, bool link_only = false)
 			mn = std::min(mn, pr.gbps[b]);
 		s.row("%s,%.2f,%.2f,%.2f,%.2f,%u,%.3f,%u,%u,%s", model_name(m), avg(pr.gbps, 4, bf),
 		      avg(pr.gbps, bf + 8, bu), avg(pr.gbps, bu + 8, be), mn, pr.r.tot.flows_failed,
-		      pr.late_total_data ? 100.0 * (double)pr.late_dead_data / (double)pr.late_total_data : 0,
+		      link_only ? NAN : pr.late_total_data ? 100.0 * (double)pr.late_dead_data / (double)pr.late_total_data : 0,
 		      pr.paths_down_late, pr.paths_total, pr.r.errors.empty() ? "none" : pr.r.errors.c_str());
 	}
 	return 0;
@@ -449,6 +451,20 @@ int scen_fct(const Opts &o)
 			c.row("incast15to1,%s,%.1f,%u,%.3f,%.1f,%.1f,%.5f,%u,%d,%.2f", model_name(m),
 			      p * 100, r.tot.flows, r.goodput_gbps, r.fct_p50, r.fct_p99,
 			      r.tot.retx_ratio(), r.tot.flows_failed, r.errors.empty(), r.wall_s);
+			if (m == Model::Mroce && p == 0) {
+				// incast vs the number of logical paths
+				for (uint32_t np : {1u, 4u}) {
+					WorldCfg pc = make_cfg(m, t, o.seed);
+					pc.mroce.num_paths = np;
+					RunResult rp = run_bulk(pc, inc, p, 20 * 1000 * kMs);
+					print(("incast15:1 paths=" + std::to_string(np)).c_str(), rp);
+					bad += !rp.errors.empty();
+					c.row("incast15to1_paths%u,%s,%.1f,%u,%.3f,%.1f,%.1f,%.5f,%u,%d,%.2f", np,
+					      model_name(m), p * 100, rp.tot.flows, rp.goodput_gbps, rp.fct_p50,
+					      rp.fct_p99, rp.tot.retx_ratio(), rp.tot.flows_failed,
+					      rp.errors.empty(), rp.wall_s);
+				}
+			}
 			std::vector<BulkApp::Spec> a2a;
 			uint32_t n = o.quick ? 8 : 16;
 			for (uint32_t i = 0; i < n; i++)
@@ -701,6 +717,8 @@ int main(int argc, char **argv)
 			o.bytes = std::stoull(val());
 		else if (a == "--model")
 			o.model = val();
+		else if (a == "--paths")
+			g_paths = (uint32_t)std::stoul(val());
 		else if (a == "--nic-pkts")
 			g_nic_pkts = (uint32_t)std::stoul(val());
 		else if (a == "--loss")
