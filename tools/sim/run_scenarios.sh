@@ -90,7 +90,9 @@ set style fill solid 0.7
 set boxwidth 0.8
 set xlabel "random loss (%)"
 set ylabel "completion (ms)"
-plot "allreduce_plot.csv" using 2:xtic(1) title "mroce", '' using 3 title "go-back-N"
+set xrange [-0.6:*]
+set yrange [0:*]
+plot "< tail -n +2 allreduce_plot.csv" using 2:xtic(1) title "mroce", '' using 3 title "go-back-N"
 set style data lines
 
 set output "scale.png"
