@@ -33,6 +33,7 @@ struct Opts {
 };
 uint32_t g_nic_pkts = 8;
 uint32_t g_paths = 16;
+uint32_t g_gbn_wnd = 64;
 
 class Csv {
 public:
@@ -134,6 +135,7 @@ WorldCfg make_cfg(Model m, const TopoCfg &t, uint64_t seed)
 	c.seed = seed;
 	c.nic_pkts = g_nic_pkts;
 	c.mroce.num_paths = g_paths;
+	c.gbn.wnd_max = g_gbn_wnd;
 	return c;
 }
 
@@ -717,6 +719,8 @@ int main(int argc, char **argv)
 			o.bytes = std::stoull(val());
 		else if (a == "--model")
 			o.model = val();
+		else if (a == "--gbn-wnd")
+			g_gbn_wnd = (uint32_t)std::stoul(val());
 		else if (a == "--paths")
 			g_paths = (uint32_t)std::stoul(val());
 		else if (a == "--nic-pkts")
