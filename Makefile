@@ -19,7 +19,7 @@ KVER ?= $(shell k=$$(uname -r); if [ -e /lib/modules/$$k/build/Makefile ]; then 
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all help setup module userspace check check-host check-guest demo install uninstall \
-	clean checkpatch bench fuzz
+	clean checkpatch bench fuzz sim
 
 all: module userspace
 
@@ -29,6 +29,7 @@ help:
 	@echo "make check      setup + build + every test (host and QEMU guests)"
 	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
 	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so and mroce.driver"
+	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
 	@echo "make clean      remove build products"
 
 setup:
@@ -47,6 +48,11 @@ userspace: $(BUILD)/CMakeCache.txt
 
 checkpatch:
 	@$(TOP)/tools/checkpatch.sh
+
+# Fabric simulator scenarios: CSV, PNG and summary.md in SIM_OUT.
+SIM_OUT ?= $(BUILD)/sim-results
+sim: $(BUILD)/CMakeCache.txt
+	BUILD=$(BUILD) $(TOP)/tools/sim/run_scenarios.sh $(SIM_OUT)
 
 check-host: all
 	@$(TOP)/tools/check.sh host
