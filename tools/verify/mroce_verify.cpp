@@ -24,6 +24,8 @@
 
 #include <infiniband/verbs.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 
 #include <chrono>
@@ -47,12 +49,14 @@ struct CqFree { void operator()(ibv_cq *c) const { ibv_destroy_cq(c); } };
 struct MrFree { void operator()(ibv_mr *m) const { ibv_dereg_mr(m); } };
 struct QpFree { void operator()(ibv_qp *q) const { ibv_destroy_qp(q); } };
 struct DevListFree { void operator()(ibv_device **l) const { ibv_free_device_list(l); } };
+struct SrqFree { void operator()(ibv_srq *s) const { ibv_destroy_srq(s); } };
 
 using Context = std::unique_ptr<ibv_context, CtxClose>;
 using Pd = std::unique_ptr<ibv_pd, PdFree>;
 using Cq = std::unique_ptr<ibv_cq, CqFree>;
 using Mr = std::unique_ptr<ibv_mr, MrFree>;
 using Qp = std::unique_ptr<ibv_qp, QpFree>;
+using Srq = std::unique_ptr<ibv_srq, SrqFree>;
 
 class Mapping {
 public:
@@ -150,11 +154,12 @@ void setup_end(End &e, const std::string &dev, int gid_index, size_t mem_size)
 		throw std::runtime_error("cannot create PD/CQ/MR on " + dev);
 }
 
-Qp make_qp(End &e)
+Qp make_qp(End &e, ibv_srq *srq = nullptr)
 {
 	ibv_qp_init_attr ia{};
 	ia.send_cq = e.cq.get();
 	ia.recv_cq = e.cq.get();
+	ia.srq = srq;
 	ia.qp_type = IBV_QPT_RC;
 	ia.cap.max_send_wr = 1024;
 	ia.cap.max_recv_wr = 1024;
@@ -474,8 +479,9 @@ void integrity(End &a, End &b, const Layout &lay, int iters, uint32_t max_size, 
 void pipelined(End &a, End &b, const Layout &lay, uint64_t seed)
 {
 	std::mt19937_64 rng(seed);
-	constexpr int kOps = 256;
 	constexpr uint32_t kLen = 16384;
+	/* as many as fit both areas, up to 256 */
+	const int kOps = int(std::min<size_t>(256, (lay.size - lay.half) / kLen));
 	uint8_t *s = a.mem->data(), *d = b.mem->data();
 	fill_random(s, size_t(kOps) * kLen, rng);
 	std::memset(d + lay.half, 0, size_t(kOps) * kLen);
@@ -511,7 +517,7 @@ void pipelined(End &a, End &b, const Layout &lay, uint64_t seed)
 	}
 	bool same = ordered && !std::memcmp(s, d + lay.half, size_t(posted) * kLen);
 	ktap.result(!rc && ordered && same,
-		    "pipelined: 256 WRITE/SEND of 16 KiB in flight, completions in order, data intact",
+		    "pipelined: " + std::to_string(kOps) + " WRITE/SEND of 16 KiB in flight, completions in order, data intact",
 		    same || !ordered ? why : "data mismatch");
 	connect(a, b);
 }
@@ -640,6 +646,124 @@ void errors(End &a, End &b, const Layout &lay)
 	}
 }
 
+
+// ---- shared receive queue ------------------------------------------------------
+
+// Wait up to timeout_ms for an async event of type want on ctx.
+bool wait_async(ibv_context *ctx, ibv_event_type want, int timeout_ms)
+{
+	pollfd p{ctx->async_fd, POLLIN, 0};
+	int flags = fcntl(ctx->async_fd, F_GETFL);
+	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+	while (std::chrono::steady_clock::now() < deadline) {
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ibv_async_event ev;
+		if (ibv_get_async_event(ctx, &ev))
+			continue;
+		ibv_event_type t = ev.event_type;
+		ibv_ack_async_event(&ev);
+		if (t == want)
+			return true;
+	}
+	return false;
+}
+
+void srq_phase(End &a, End &b, const Layout &lay)
+{
+	ibv_srq_init_attr si{};
+	si.attr.max_wr = 16;
+	si.attr.max_sge = 2;
+	Srq srq(ibv_create_srq(b.pd.get(), &si));
+	ktap.result(bool(srq), "create_srq", srq ? "" : std::strerror(errno));
+	if (!srq)
+		return;
+	ibv_srq_attr sa{};
+	sa.srq_limit = 1000;
+	ktap.result(ibv_modify_srq(srq.get(), &sa, IBV_SRQ_LIMIT) == EINVAL,
+		    "modify_srq: a limit above max_wr is EINVAL");
+	sa.max_wr = 64;
+	ktap.result(ibv_modify_srq(srq.get(), &sa, IBV_SRQ_MAX_WR) != 0,
+		    "modify_srq: resizing is refused");
+	// Two QPs of b share the SRQ; a's two QPs send to them.
+
+	a.qp.reset();
+	b.qp.reset();
+	Qp bq[2] = {make_qp(b, srq.get()), make_qp(b, srq.get())};
+	Qp aq[2] = {make_qp(a), make_qp(a)};
+	bool ok = bq[0] && bq[1] && aq[0] && aq[1];
+	for (int i = 0; ok && i < 2; i++) {
+		a.qp = std::move(aq[i]);
+		b.qp = std::move(bq[i]);
+		ok = !to_rts(a, b) && !to_rts(b, a);
+		aq[i] = std::move(a.qp);
+		bq[i] = std::move(b.qp);
+	}
+	ktap.result(ok, "two RC QPs attached to one SRQ reach RTS");
+	if (!ok)
+		return;
+	uint8_t *dst = b.mem->data() + lay.half;
+	for (int i = 0; i < 8; i++) {
+		ibv_sge sge{reinterpret_cast<uintptr_t>(dst + i * 4096), 4096, b.mr->lkey};
+		ibv_recv_wr wr{}, *bad;
+		wr.wr_id = 100 + i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		ok &= !ibv_post_srq_recv(srq.get(), &wr, &bad);
+	}
+	sa.srq_limit = 4;
+	ok &= !ibv_modify_srq(srq.get(), &sa, IBV_SRQ_LIMIT);
+	ktap.result(ok, "post 8 receives to the SRQ and arm a limit of 4");
+	std::mt19937_64 rng(77);
+	fill_random(a.mem->data(), 5 * 4096, rng);
+	ibv_wc wc{};
+	int sent = 0, recvd = 0;
+	std::vector<uint64_t> ids;
+	for (int i = 0; i < 5; i++) {
+		ibv_sge sge{reinterpret_cast<uintptr_t>(a.mem->data() + i * 4096), 4096, a.mr->lkey};
+		ibv_send_wr wr{}, *bad;
+		wr.wr_id = i;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		if (ibv_post_send(aq[i % 2].get(), &wr, &bad))
+			break;
+		if (poll_one(a, wc) && wc.status == IBV_WC_SUCCESS)
+			sent++;
+		if (poll_one(b, wc) && wc.status == IBV_WC_SUCCESS && wc.byte_len == 4096) {
+			recvd++;
+			ids.push_back(wc.wr_id);
+		}
+	}
+	// WQEs are consumed in order, whatever QP the message came to.
+	bool in_order = ids.size() == 5;
+	for (size_t i = 0; in_order && i < ids.size(); i++)
+		in_order = ids[i] == 100 + i;
+	bool same = in_order && !std::memcmp(a.mem->data(), dst, 5 * 4096);
+	ktap.result(sent == 5 && recvd == 5 && same,
+		    "5 SENDs over two QPs land in the SRQ's WQEs in order, bytes intact",
+		    "sent " + std::to_string(sent) + " received " + std::to_string(recvd));
+	ktap.result(wait_async(b.ctx.get(), IBV_EVENT_SRQ_LIMIT_REACHED, 5000),
+		    "SRQ limit reached event after the 5th receive (3 left < 4)");
+	ibv_srq_attr q{};
+	ktap.result(!ibv_query_srq(srq.get(), &q) && q.srq_limit == 0 && q.max_wr >= 16,
+		    "query_srq: the limit disarmed itself",
+		    "limit " + std::to_string(q.srq_limit) + " max_wr " + std::to_string(q.max_wr));
+	ibv_qp_init_attr qi{};
+	ibv_qp_attr qa{};
+	ibv_query_qp(bq[0].get(), &qa, IBV_QP_CAP, &qi);
+	ibv_recv_wr rwr{}, *rbad;
+	ktap.result(ibv_post_recv(bq[0].get(), &rwr, &rbad) != 0,
+		    "post_recv on a QP with an SRQ is refused");
+	bq[0].reset();
+	bq[1].reset();
+	aq[0].reset();
+	aq[1].reset();
+
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -675,8 +799,10 @@ int main(int argc, char **argv)
 		ktap.result(connect(a, b), "connect an RC QP pair " + pos[0] + " <-> " + pos[2]);
 		integrity(a, b, lay, iters, max_size, seed);
 		pipelined(a, b, lay, seed + 1);
-		if (!skip_errors)
+		if (!skip_errors) {
 			errors(a, b, lay);
+			srq_phase(a, b, lay);
+		}
 	} catch (const std::exception &e) {
 		ktap.result(false, "setup", e.what());
 	}

@@ -40,6 +40,12 @@ struct mroce_ah {
 	uint32_t ah_num;
 };
 
+struct mroce_srq {
+	struct ibv_srq ibsrq;
+	struct mroce_uring *ring;
+	struct mroce_qp_limits lim;
+};
+
 /* struct ibv_context is the last member of struct verbs_context. */
 #define to_mctx(c)							\
 	((struct mroce_context *)((char *)(c) -				\
@@ -47,6 +53,7 @@ struct mroce_ah {
 #define to_mcq(c) ((struct mroce_cq *)(c))
 #define to_mqp(q) ((struct mroce_qp *)(q))
 #define to_mah(a) ((struct mroce_ah *)(a))
+#define to_msrq(s) ((struct mroce_srq *)(s))
 
 /* ---- device ---------------------------------------------------------- */
 
@@ -333,6 +340,79 @@ static int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return mroce_rq_post(qp->rq, &qp->lim, wr, bad_wr);
 }
 
+/* ---- SRQ ------------------------------------------------------------------- */
+
+static struct ibv_srq *mroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct ibv_create_srq cmd;
+	struct {
+		struct ib_uverbs_create_srq_resp core;
+		struct mroce_create_srq_resp drv;
+	} resp;
+	struct mroce_srq *srq = calloc(1, sizeof(*srq));
+	int ret;
+
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_srq(pd, &srq->ibsrq, attr, &cmd, sizeof(cmd), &resp.core,
+				 sizeof(resp));
+	if (ret) {
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	srq->lim.qp_type = IBV_QPT_RC;
+	srq->lim.max_recv_sge = attr->attr.max_sge;
+	srq->ring = mroce_uring_map(pd->context->cmd_fd, resp.drv.mmap_offset,
+				    resp.drv.mmap_size, resp.drv.num_entries, resp.drv.wqe_size);
+	if (!srq->ring) {
+		ret = errno;
+		ibv_cmd_destroy_srq(&srq->ibsrq);
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	return &srq->ibsrq;
+}
+
+static int mroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct ibv_modify_srq cmd;
+
+	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+}
+
+static int mroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+static int mroce_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct mroce_srq *srq = to_msrq(ibsrq);
+	int ret = ibv_cmd_destroy_srq(ibsrq);
+
+	if (ret)
+		return ret;
+	mroce_uring_unmap(srq->ring);
+	free(srq);
+	return 0;
+}
+
+/* Receives land in the SRQ ring; the kernel reads it when messages arrive. */
+static int mroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad_wr)
+{
+	struct mroce_srq *srq = to_msrq(ibsrq);
+
+	return mroce_rq_post(srq->ring, &srq->lim, wr, bad_wr);
+}
+
 /* ---- AH -------------------------------------------------------------------- */
 
 static struct ibv_ah *mroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
@@ -395,6 +475,11 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.destroy_qp = mroce_destroy_qp,
 	.post_send = mroce_post_send,
 	.post_recv = mroce_post_recv,
+	.create_srq = mroce_create_srq,
+	.modify_srq = mroce_modify_srq,
+	.query_srq = mroce_query_srq,
+	.destroy_srq = mroce_destroy_srq,
+	.post_srq_recv = mroce_post_srq_recv,
 	.create_ah = mroce_create_ah,
 	.destroy_ah = mroce_destroy_ah,
 	.free_context = mroce_free_context,

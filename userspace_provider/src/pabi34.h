@@ -89,8 +89,9 @@ struct verbs_context_ops {
 				    struct ibv_comp_channel *channel, int comp_vector);
 	mroce_unset_op create_cq_ex, create_flow, create_flow_action_esp;
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-	mroce_unset_op create_qp_ex, create_rwq_ind_table, create_srq, create_srq_ex,
-		create_wq, dealloc_mw;
+	mroce_unset_op create_qp_ex, create_rwq_ind_table;
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+	mroce_unset_op create_srq_ex, create_wq, dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	mroce_unset_op dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
@@ -99,16 +100,22 @@ struct verbs_context_ops {
 	int (*destroy_cq)(struct ibv_cq *cq);
 	mroce_unset_op destroy_flow, destroy_flow_action;
 	int (*destroy_qp)(struct ibv_qp *qp);
-	mroce_unset_op destroy_rwq_ind_table, destroy_srq, destroy_wq, detach_mcast;
+	mroce_unset_op destroy_rwq_ind_table;
+	int (*destroy_srq)(struct ibv_srq *srq);
+	mroce_unset_op destroy_wq, detach_mcast;
 	void (*free_context)(struct ibv_context *context);
 	mroce_unset_op free_dm, get_srq_num, import_dm, import_mr, import_pd, modify_cq,
 		modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-	mroce_unset_op modify_qp_rate_limit, modify_srq, modify_wq, open_qp, open_xrcd;
+	mroce_unset_op modify_qp_rate_limit;
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask);
+	mroce_unset_op modify_wq, open_qp, open_xrcd;
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-	mroce_unset_op post_srq_ops, post_srq_recv;
+	mroce_unset_op post_srq_ops;
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -117,8 +124,9 @@ struct verbs_context_ops {
 			  struct ibv_port_attr *port_attr);
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 			struct ibv_qp_init_attr *init_attr);
-	mroce_unset_op query_qp_data_in_order, query_rt_values, query_srq, read_counters,
-		reg_dm_mr, reg_dmabuf_mr;
+	mroce_unset_op query_qp_data_in_order, query_rt_values;
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+	mroce_unset_op read_counters, reg_dm_mr, reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
@@ -155,8 +163,14 @@ MROCE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 MROCE_CMD(ibv_create_qp, ib_uverbs_create_qp);
 MROCE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 MROCE_CMD(ibv_query_qp, ib_uverbs_query_qp);
+MROCE_CMD(ibv_create_srq, ib_uverbs_create_srq);
+MROCE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+MROCE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq layout");
 static_assert(sizeof(struct ibv_create_qp) == 64, "ibv_create_qp layout");
+static_assert(sizeof(struct ibv_create_srq) == 40, "ibv_create_srq layout");
+static_assert(sizeof(struct ibv_modify_srq) == 24, "ibv_modify_srq layout");
+static_assert(sizeof(struct ibv_query_srq) == 24, "ibv_query_srq layout");
 
 /* libibverbs functions for providers (IBVERBS_PRIVATE_34). */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
@@ -186,6 +200,14 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_chan
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);

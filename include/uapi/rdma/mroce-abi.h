@@ -26,7 +26,7 @@
 #define MROCE_SYSFS_ABI_ATTR		"mroce_abi_version"
 
 /*
- * Shared rings (CQ, SQ, RQ; later SRQ).
+ * Shared rings (CQ, SQ, RQ, SRQ).
  *
  * A ring is one mmap()ed, page-aligned area: a struct mroce_ring_ctl at
  * offset 0, then num_entries slots of entry_size bytes starting at
@@ -202,6 +202,14 @@ struct mroce_create_qp_resp {
 	__u32 rq_entries;
 	__u32 rq_wqe_size;
 	__u32 rsvd;
+};
+
+/* Response of ibv_create_srq (driver part): a ring of receive WQEs. */
+struct mroce_create_srq_resp {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+	__u32 num_entries;
+	__u32 wqe_size;
 };
 
 /* Response of ibv_create_ah (driver part). */

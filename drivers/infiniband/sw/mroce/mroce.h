@@ -42,6 +42,8 @@
 #define MROCE_MAX_PD		8192
 #define MROCE_MAX_AH		65536
 #define MROCE_MAX_RD_ATOM	16
+#define MROCE_MAX_SRQ		4096
+#define MROCE_SRQ_BIND		256	/* = MROCE_MAX_MSGS: receives bound per QP */
 #define MROCE_GID_TBL_LEN	64
 #define MROCE_PKEY_TBL_LEN	1
 #define MROCE_DEFAULT_PKEY	0xffff
@@ -69,6 +71,7 @@ enum mroce_obj_type {
 	MROCE_OBJ_MR,
 	MROCE_OBJ_QP,
 	MROCE_OBJ_AH,
+	MROCE_OBJ_SRQ,
 	MROCE_OBJ_RING,
 	MROCE_OBJ_MAX
 };
@@ -230,6 +233,22 @@ struct mroce_cq {
 	bool user;
 };
 
+/*
+ * Shared receive queue: a ring of receive WQEs that QPs take from, in
+ * order, when a message needs a receive buffer.  lock serialises the
+ * takers (datapath, any context, inside a QP's lock) and modify_srq; the
+ * producer index is the provider's (user SRQs) or post_srq_recv's.
+ */
+struct mroce_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;
+	struct mroce_ring ring;
+	u32 seen;			/* WQEs taken (published consumer) */
+	u32 limit;			/* armed limit, 0 when not armed */
+	u32 max_sge;
+	bool user;
+};
+
 enum mroce_mr_type {
 	MROCE_MR_DMA,
 	MROCE_MR_USER,
@@ -323,6 +342,7 @@ struct mroce_dp {
 	struct sk_buff_head txq;
 	struct mroce_cq *notify[2];
 	bool cq_err[2];
+	struct mroce_srq *srq_limit;	/* SRQ limit reached: raise event */
 };
 
 static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
@@ -353,6 +373,11 @@ static inline struct mroce_cq *to_mcq(struct ib_cq *cq)
 static inline struct mroce_mr *to_mmr(struct ib_mr *mr)
 {
 	return container_of(mr, struct mroce_mr, ibmr);
+}
+
+static inline struct mroce_srq *to_msrq(struct ib_srq *srq)
+{
+	return container_of(srq, struct mroce_srq, ibsrq);
 }
 
 static inline struct mroce_qp *to_mqp(struct ib_qp *qp)
@@ -433,6 +458,18 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 
+/* mroce_srq.c */
+int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int mroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int mroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int mroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int mroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+bool mroce_srq_take(struct mroce_srq *srq, void *wqe, u32 size,
+		    struct mroce_dp *dp);
+
 /* mroce_mem.c: memory regions as the datapath sees them (RCU held). */
 enum mroce_copy_dir {
 	MROCE_TO_MR,			/* write into the region */
@@ -475,6 +512,7 @@ struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx);
 struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx);
 u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done);
 void mroce_wq_rq_ingest(struct mroce_qp *qp);
+bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp);
 void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 			bool solicited, struct mroce_dp *dp);

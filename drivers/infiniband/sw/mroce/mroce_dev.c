@@ -60,8 +60,15 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = MROCE_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = MROCE_MAX_RD_ATOM;
 	attr->max_res_rd_atom = MROCE_MAX_RD_ATOM * MROCE_MAX_QP;
-	/* Atomics come with the datapath; SRQs, MWs, multicast are absent. */
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/*
+	 * Atomics are atomic among mroce operations on this host (one lock),
+	 * not against CPU accesses: IB_ATOMIC_HCA.  MWs and multicast are
+	 * absent.
+	 */
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_srq = MROCE_MAX_SRQ;
+	attr->max_srq_wr = MROCE_MAX_QP_WR;
+	attr->max_srq_sge = MROCE_MAX_SGE;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	attr->max_ah = MROCE_MAX_AH;
 	attr->max_pkeys = MROCE_PKEY_TBL_LEN;
@@ -211,6 +218,11 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.destroy_ah = mroce_destroy_ah,
 	.destroy_cq = mroce_destroy_cq,
 	.destroy_qp = mroce_destroy_qp,
+	.create_srq = mroce_create_srq,
+	.modify_srq = mroce_modify_srq,
+	.query_srq = mroce_query_srq,
+	.destroy_srq = mroce_destroy_srq,
+	.post_srq_recv = mroce_post_srq_recv,
 	.device_group = &mroce_dev_attr_group,
 	.disassociate_ucontext = mroce_disassociate_ucontext,
 	.get_dev_fw_str = mroce_get_dev_fw_str,
@@ -234,6 +246,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, mroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mroce_ucontext, ibuc),
 };
 

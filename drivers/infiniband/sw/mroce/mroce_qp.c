@@ -65,7 +65,7 @@ static int mroce_qp_check_init(struct mroce_dev *mdev,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq || init->rwq_ind_tbl)
+	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
@@ -113,18 +113,27 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			       ibuc);
 	if (err)
 		return err;
-	err = mroce_ring_alloc(mdev, &qp->rq, init->cap.max_recv_wr, rq_wqe,
-			       ibuc);
-	if (err)
-		goto err_sq;
+	if (init->srq) {
+		/* No ring: the shadow binds the SRQ WQEs the QP takes. */
+		memset(&qp->rq, 0, sizeof(qp->rq));
+		qp->rq.num_entries = MROCE_SRQ_BIND;
+		qp->rq.entry_size = to_msrq(init->srq)->ring.entry_size;
+		rq_wqe = qp->rq.entry_size;
+	} else {
+		err = mroce_ring_alloc(mdev, &qp->rq, init->cap.max_recv_wr,
+				       rq_wqe, ibuc);
+		if (err)
+			goto err_sq;
+	}
 
 	/* Grant what the slots can hold, within the device limits. */
 	qp->cap.max_send_wr = qp->sq.num_entries;
-	qp->cap.max_recv_wr = qp->rq.num_entries;
+	qp->cap.max_recv_wr = init->srq ? 0 : qp->rq.num_entries;
 	qp->cap.max_send_sge = min_t(u32, MROCE_MAX_SGE,
 				     (sq_wqe - MROCE_SEND_WQE_HDR) /
 				     sizeof(struct mroce_sge));
-	qp->cap.max_recv_sge = min_t(u32, MROCE_MAX_SGE,
+	qp->cap.max_recv_sge = init->srq ? 0 :
+			       min_t(u32, MROCE_MAX_SGE,
 				     (rq_wqe - MROCE_RECV_WQE_HDR) /
 				     sizeof(struct mroce_sge));
 	qp->cap.max_inline_data = min_t(u32, MROCE_MAX_INLINE,
@@ -598,6 +607,10 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	if (qp->user)
 		return 0;
+	if (ibqp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;	/* receives go to the SRQ */
+	}
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_RESET) {

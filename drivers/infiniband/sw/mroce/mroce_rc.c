@@ -188,7 +188,8 @@ void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
 	qp->rq_done++;
 	/* The WQE was copied out before the provider may reuse its slot. */
-	smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+	if (!qp->ibqp.srq)
+		smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
 }
 
 static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
@@ -245,9 +246,12 @@ u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done)
 /* Copy newly posted receive WQEs into the shadow (bounded, validated). */
 void mroce_wq_rq_ingest(struct mroce_qp *qp)
 {
-	u32 prod = mroce_wq_avail(qp, &qp->rq, qp->rq_done);
-	u32 mask = qp->rq.num_entries - 1;
+	u32 prod, mask = qp->rq.num_entries - 1;
 	struct mroce_recv_wqe *w;
+
+	if (qp->ibqp.srq)
+		return;		/* WQEs are taken one by one: mroce_wq_bind() */
+	prod = mroce_wq_avail(qp, &qp->rq, qp->rq_done);
 
 	while (qp->rq_seen != prod) {
 		w = mroce_rq_shadow(qp, qp->rq_seen);
@@ -258,6 +262,31 @@ void mroce_wq_rq_ingest(struct mroce_qp *qp)
 			w->num_sge = U32_MAX;	/* fails when used */
 		qp->rq_seen++;
 	}
+}
+
+/*
+ * Make sure receive WQE idx (rq_done <= idx) is in the shadow: read the
+ * ring, or take WQEs from the SRQ in order up to idx.  False when no
+ * receive is posted for it yet (RNR for RC, a drop for UD).
+ */
+bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp)
+{
+	struct mroce_srq *srq;
+
+	if (!qp->ibqp.srq) {
+		mroce_wq_rq_ingest(qp);
+		return idx - qp->rq_done < qp->rq_seen - qp->rq_done;
+	}
+	srq = to_msrq(qp->ibqp.srq);
+	while (idx - qp->rq_done >= qp->rq_seen - qp->rq_done) {
+		if (qp->rq_seen - qp->rq_done >= qp->rq.num_entries)
+			return false;
+		if (!mroce_srq_take(srq, mroce_rq_shadow(qp, qp->rq_seen),
+				    qp->rq.entry_size, dp))
+			return false;
+		qp->rq_seen++;
+	}
+	return true;
 }
 
 /* Total length of a receive WQE's SGEs, or -EINVAL. */
@@ -448,7 +477,8 @@ static int mroce_rc_remote_mr(struct mroce_qp *qp, u64 va, u32 rkey, u32 len,
 
 static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 {
-	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
+	struct mroce_rc_ctx *rc = ctx;
+	struct mroce_qp *qp = rc->qp;
 	struct mroce_send_wqe *sw;
 	struct mroce_recv_wqe *rw;
 	struct mroce_mr *mr;
@@ -459,8 +489,7 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 	switch (pl->kind) {
 	case MROCE_PLACE_SEND:
 		idx = qp->rq_base + pl->rq_seq;
-		mroce_wq_rq_ingest(qp);
-		if (idx - qp->rq_done >= qp->rq_seen - qp->rq_done)
+		if (!mroce_wq_bind(qp, idx, rc->dp))
 			return -MROCE_SYN_RNR;
 		rw = mroce_rq_shadow(qp, idx);
 		room = mroce_recv_len(rw);
@@ -547,9 +576,7 @@ static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 	if (c->kind == MROCE_CQE_RECV) {
 		idx = qp->rq_base + c->rq_seq;
 		/* WRITE_WITH_IMM consumes a WQE that placement never read. */
-		mroce_wq_rq_ingest(qp);
-		if (idx != qp->rq_done || idx - qp->rq_done >=
-		    qp->rq_seen - qp->rq_done) {
+		if (idx != qp->rq_done || !mroce_wq_bind(qp, idx, rc->dp)) {
 			/* WRITE_IMM without a posted receive. */
 			ibdev_warn_ratelimited(&qp->mdev->ibdev,
 					       "QP %u: no receive WQE for rq_seq %u\n",
@@ -765,7 +792,7 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		qp->conn_live = false;
 		qp->sq_next = qp->sq_done = READ_ONCE(qp->sq.ctl->consumer);
 		qp->rq_base = qp->rq_seen = qp->rq_done =
-			READ_ONCE(qp->rq.ctl->consumer);
+			qp->rq.ctl ? READ_ONCE(qp->rq.ctl->consumer) : 0;
 		return;
 	}
 	if (cur == IB_QPS_INIT && next == IB_QPS_RTR) {

@@ -27,6 +27,7 @@ static const char *const mroce_obj_names[MROCE_OBJ_MAX] = {
 	[MROCE_OBJ_MR] = "mrs",
 	[MROCE_OBJ_QP] = "qps",
 	[MROCE_OBJ_AH] = "ahs",
+	[MROCE_OBJ_SRQ] = "srqs",
 	[MROCE_OBJ_RING] = "rings",
 };
 

@@ -193,8 +193,7 @@ void mroce_ud_rx(struct mroce_qp *qp, const void *p, struct sk_buff *skb,
 	}
 	if (skb->protocol == htons(ETH_P_IP) && ip_hdrlen(skb) != 20)
 		goto drop;	/* options do not fit the GRH area */
-	mroce_wq_rq_ingest(qp);
-	if (qp->rq_done == qp->rq_seen) {
+	if (!mroce_wq_bind(qp, qp->rq_done, dp)) {
 		atomic64_inc(&qp->mdev->stats.rx_ud_no_wqe);
 		return;		/* no receive posted: dropped, as UD may be */
 	}
@@ -240,7 +239,8 @@ void mroce_ud_modify(struct mroce_qp *qp, enum ib_qp_state next,
 {
 	if (next == IB_QPS_RESET) {
 		qp->sq_next = qp->sq_done = READ_ONCE(qp->sq.ctl->consumer);
-		qp->rq_seen = qp->rq_done = READ_ONCE(qp->rq.ctl->consumer);
+		qp->rq_seen = qp->rq_done =
+			qp->rq.ctl ? READ_ONCE(qp->rq.ctl->consumer) : 0;
 		return;
 	}
 	if (next == IB_QPS_ERR) {

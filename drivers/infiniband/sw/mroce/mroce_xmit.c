@@ -170,6 +170,15 @@ void mroce_dp_finish(struct mroce_qp *qp, struct mroce_dp *dp)
 
 	while ((skb = __skb_dequeue(&dp->txq)))
 		mroce_xmit(qp, skb);
+	if (dp->srq_limit && dp->srq_limit->ibsrq.event_handler) {
+		struct ib_srq *srq = &dp->srq_limit->ibsrq;
+		struct ib_event ev;
+
+		ev.device = srq->device;
+		ev.element.srq = srq;
+		ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+		srq->event_handler(&ev, srq->srq_context);
+	}
 	for (i = 0; i < 2; i++) {
 		struct mroce_cq *cq = dp->notify[i];
 		struct ib_event ev;

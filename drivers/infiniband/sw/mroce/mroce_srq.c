@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Shared receive queues.  An SRQ is one ring of receive WQEs (mmap'd by
+ * the provider for user SRQs).  A QP attached to an SRQ takes WQEs from it
+ * in order as messages that need a receive buffer arrive, copies each into
+ * its own bind table (mroce_rc.c, mroce_ud.c) and so releases the ring slot
+ * at once; the consumer index published to the provider counts the WQEs
+ * taken.  When fewer than the armed limit remain, the SRQ raises
+ * IB_EVENT_SRQ_LIMIT_REACHED once and disarms (IBA 11.2.5.3).
+ *
+ * Context: verbs entry points in process context; mroce_srq_take() and
+ * kernel post_srq_recv in any context (srq->lock, interrupts disabled).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "mroce.h"
+
+static u32 mroce_srq_wqe_size(u32 max_sge)
+{
+	return MROCE_RECV_WQE_HDR + max_t(u32, max_sge, 1) *
+				    sizeof(struct mroce_sge);
+}
+
+int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibsrq->device);
+	struct mroce_srq *srq = to_msrq(ibsrq);
+	struct mroce_create_srq_resp resp = { };
+	struct mroce_ucontext *uctx;
+	struct ib_srq_attr *attr = &init->attr;
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (!attr->max_wr || attr->max_wr > MROCE_MAX_QP_WR ||
+	    attr->max_sge > MROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (mroce_obj_live(mdev, MROCE_OBJ_SRQ, true) +
+	    mroce_obj_live(mdev, MROCE_OBJ_SRQ, false) >= MROCE_MAX_SRQ)
+		return -ENOMEM;
+
+	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
+	spin_lock_init(&srq->lock);
+	srq->user = !!udata;
+	srq->max_sge = max_t(u32, attr->max_sge, 1);
+	err = mroce_ring_alloc(mdev, &srq->ring, attr->max_wr,
+			       mroce_srq_wqe_size(attr->max_sge),
+			       uctx ? &uctx->ibuc : NULL);
+	if (err)
+		return err;
+	attr->max_wr = srq->ring.num_entries;
+	attr->max_sge = srq->max_sge;
+	if (udata) {
+		resp.mmap_offset = mroce_ring_mmap_offset(&srq->ring);
+		resp.mmap_size = mroce_ring_mmap_size(&srq->ring);
+		resp.num_entries = srq->ring.num_entries;
+		resp.wqe_size = srq->ring.entry_size;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err) {
+			mroce_ring_free(mdev, &srq->ring);
+			return err;
+		}
+	}
+	mroce_obj_inc(mdev, MROCE_OBJ_SRQ, srq->user);
+	return 0;
+}
+
+int mroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct mroce_srq *srq = to_msrq(ibsrq);
+	unsigned long flags;
+
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;	/* no resize */
+	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > srq->ring.num_entries)
+		return -EINVAL;
+	spin_lock_irqsave(&srq->lock, flags);
+	if (mask & IB_SRQ_LIMIT)
+		srq->limit = attr->srq_limit;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return 0;
+}
+
+int mroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct mroce_srq *srq = to_msrq(ibsrq);
+
+	attr->max_wr = srq->ring.num_entries;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = READ_ONCE(srq->limit);
+	return 0;
+}
+
+/* ib_core refuses to destroy an SRQ that a QP still uses. */
+int mroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibsrq->device);
+	struct mroce_srq *srq = to_msrq(ibsrq);
+
+	mroce_ring_free(mdev, &srq->ring);
+	mroce_obj_dec(mdev, MROCE_OBJ_SRQ, srq->user);
+	return 0;
+}
+
+/* Kernel SRQs: queue receive WQEs (any context). */
+int mroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct mroce_srq *srq = to_msrq(ibsrq);
+	struct mroce_ring *ring = &srq->ring;
+	struct mroce_recv_wqe *wqe;
+	struct mroce_sge *sge;
+	unsigned long flags;
+	u32 prod;
+	int i, err = 0;
+
+	if (srq->user)
+		return -EOPNOTSUPP;	/* the provider writes the ring */
+	spin_lock_irqsave(&srq->lock, flags);
+	for (; wr; wr = wr->next) {
+		prod = ring->ctl->producer;
+		if (wr->num_sge < 0 || wr->num_sge > srq->max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		if (prod - srq->seen >= ring->num_entries) {
+			err = -ENOMEM;
+			break;
+		}
+		wqe = ring->buf + MROCE_RING_CTL_SIZE +
+		      (size_t)(prod & (ring->num_entries - 1)) *
+		      ring->entry_size;
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = wr->num_sge;
+		wqe->rsvd = 0;
+		sge = (struct mroce_sge *)(wqe + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		ring->ctl->producer = prod + 1;
+	}
+	if (err)
+		*bad_wr = wr;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return err;
+}
+
+/*
+ * Take the next WQE into wqe (size bytes, at least the ring's entry size).
+ * Returns false when the SRQ is empty.  Any context, inside a QP's lock.
+ */
+bool mroce_srq_take(struct mroce_srq *srq, void *wqe, u32 size,
+		    struct mroce_dp *dp)
+{
+	struct mroce_ring *ring = &srq->ring;
+	struct mroce_recv_wqe *w = wqe;
+	unsigned long flags;
+	bool ok = false;
+	u32 prod;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	/* WQEs are read after the index that covers them. */
+	prod = srq->user ? smp_load_acquire(&ring->ctl->producer) :
+			   ring->ctl->producer;
+	if (prod - srq->seen > ring->num_entries || prod == srq->seen)
+		goto out;
+	memcpy(wqe, ring->buf + MROCE_RING_CTL_SIZE +
+	       (size_t)(srq->seen & (ring->num_entries - 1)) *
+	       ring->entry_size, min_t(u32, size, ring->entry_size));
+	if (w->num_sge > srq->max_sge)
+		w->num_sge = U32_MAX;	/* fails when used */
+	srq->seen++;
+	/* The slot was copied out before the provider may reuse it. */
+	smp_store_release(&ring->ctl->consumer, srq->seen);
+	if (srq->limit && prod - srq->seen < srq->limit) {
+		srq->limit = 0;
+		dp->srq_limit = srq;
+	}
+	ok = true;
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return ok;
+}
