@@ -187,9 +187,11 @@ void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 	cqe->port_num = 1;
 	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
 	qp->rq_done++;
+	/* SRQ WQEs were released when taken (mroce_srq_take()). */
+	if (qp->ibqp.srq)
+		return;
 	/* The WQE was copied out before the provider may reuse its slot. */
-	if (!qp->ibqp.srq)
-		smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+	smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
 }
 
 static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
