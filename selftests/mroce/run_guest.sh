@@ -5,7 +5,7 @@
 . /mroce/tools/testbed/guest/lib.sh
 here=$(dirname "$0")
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(test_module.sh test_link.sh test_verbs.sh test_rc.sh test_ud_cm.sh test_verify.sh test_unload_busy.sh)
+[ ${#tests[@]} -gt 0 ] || tests=(test_module.sh test_link.sh test_verbs.sh test_rc.sh test_ud_cm.sh test_verify.sh test_unload_busy.sh test_unload_traffic.sh)
 echo "KTAP version 1"
 for t in "${tests[@]}"; do
 	echo "# selftests: mroce: $t"
