@@ -17,3 +17,4 @@ else
 	tb_not_ok "kernel log is clean" "problem report in dmesg"
 fi
 tb_ktap_plan_end
+! tb_ktap_failed

@@ -30,7 +30,10 @@ tb_ok() { echo "ok $(_tb_next) $1"; }
 tb_not_ok() {
 	[ -n "${2:-}" ] && echo "# $1: $2"
 	echo "not ok $(_tb_next) $1"
+	echo x >>"${TB_KTAP_STATE}.failed"
 }
+# tb_ktap_failed: true when any tb_not_ok ran in this KTAP run
+tb_ktap_failed() { [ -s "${TB_KTAP_STATE}.failed" ]; }
 # tb_skip NAME REASON
 tb_skip() { echo "ok $(_tb_next) $1 # SKIP ${2:-}"; }
 

@@ -95,6 +95,7 @@ struct mroce_dev_stats {
 	atomic64_t rx_no_qp;		/* no such QP, or not from its peer */
 	atomic64_t rx_qp_state;		/* QP not in a receiving state */
 	atomic64_t rx_packets;		/* handed to a QP */
+	atomic64_t rx_rejected;		/* of those, refused by the core */
 	atomic64_t rx_ud_no_wqe;	/* datagram without a receive WQE */
 	atomic64_t rx_ud_qkey;		/* datagram with the wrong Q_Key */
 	atomic64_t tx_packets;

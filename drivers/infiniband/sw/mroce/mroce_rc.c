@@ -745,7 +745,7 @@ void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 	qp->conn->ctx = &rc;
 	ret = mroce_conn_rx(qp->conn, pkt, ce, now);
 	if (ret && ret != MROCE_E_DUP)
-		atomic64_inc(&qp->mdev->stats.rx_dropped);
+		atomic64_inc(&qp->mdev->stats.rx_rejected);
 	mroce_rc_step(qp, now, dp);
 }
 
@@ -766,6 +766,7 @@ void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp)
 static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p)
 {
 	u32 mtu = ib_mtu_enum_to_int(qp->path_mtu);
+	u64 to;
 
 	mroce_params_default(p);
 	p->num_paths = READ_ONCE(mroce_num_paths);
@@ -774,6 +775,19 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p)
 	p->cwnd_min = p->mtu + MROCE_CC_OVERHEAD;
 	p->cwnd_max = MROCE_PATH_WND * (p->mtu + MROCE_CC_OVERHEAD);
 	p->dqpn = qp->dest_qpn;
+	/*
+	 * The verbs local ACK timeout (4.096 us << timeout, 0: infinite)
+	 * bounds how long the QP waits before it gives up: it is the RTO
+	 * before the first RTT sample and the probe period of a down path, so
+	 * that an outage of every path ends in RETRY_EXC after about
+	 * retry_cnt timeouts, as with RoCE.  Clamped to [1 ms, 1 s]; 0 picks
+	 * 64 ms.  Once RTT samples exist the RTO follows the measured RTT.
+	 */
+	to = qp->timeout ? 4096ULL << qp->timeout : 64 * NSEC_PER_MSEC;
+	to = clamp_t(u64, to, NSEC_PER_MSEC, NSEC_PER_SEC);
+	p->rto_init_ns = to;
+	p->probe_ns = to;
+	p->rto_max_ns = max_t(u64, p->rto_max_ns, to);
 	p->retry_budget = qp->retry_cnt;
 	p->seed = get_random_u64();
 }

@@ -126,6 +126,7 @@ static int mroce_dev_counters_show(struct seq_file *s, void *unused)
 		{ "rx_no_qp", &mdev->stats.rx_no_qp },
 		{ "rx_qp_state", &mdev->stats.rx_qp_state },
 		{ "rx_packets", &mdev->stats.rx_packets },
+		{ "rx_rejected", &mdev->stats.rx_rejected },
 		{ "rx_ud_no_wqe", &mdev->stats.rx_ud_no_wqe },
 		{ "rx_ud_qkey", &mdev->stats.rx_ud_qkey },
 		{ "tx_packets", &mdev->stats.tx_packets },
