@@ -57,6 +57,12 @@ pair "ibv_rc_pingpong 1 B, payload checked" \
 pair "ibv_rc_pingpong 1 MiB, events, payload checked" \
 	ibv_rc_pingpong -d mroce_b -g "$gb" -n 10 -s 1048576 -e -c -- \
 	ibv_rc_pingpong -d mroce_a -g "$ga" -n 10 -s 1048576 -e -c 10.12.0.2
+pair "ibv_rc_pingpong new post-send API (-N), payload checked" \
+	ibv_rc_pingpong -d mroce_b -g "$gb" -n 50 -s 4096 -N -c -- \
+	ibv_rc_pingpong -d mroce_a -g "$ga" -n 50 -s 4096 -N -c 10.12.0.2
+pair "ibv_rc_pingpong -N, events, 64 KiB" \
+	ibv_rc_pingpong -d mroce_b -g "$gb" -n 20 -s 65536 -N -e -c -- \
+	ibv_rc_pingpong -d mroce_a -g "$ga" -n 20 -s 65536 -N -e -c 10.12.0.2
 for t in send write read; do
 	pair "ib_${t}_bw 64 KiB" \
 		ib_${t}_bw -d mroce_b -x "$gb" -s 65536 -n 200 -F -- \
