@@ -533,6 +533,11 @@ static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 
 	if (c->kind == MROCE_CQE_RECV) {
 		idx = qp->rq_base + c->rq_seq;
+		/*
+		 * A WRITE_IMM placed nothing through the RQ (unlike a SEND):
+		 * receives posted since the last ingest are not seen yet.
+		 */
+		mroce_rc_rq_ingest(qp);
 		if (idx != qp->rq_done || idx - qp->rq_done >=
 		    qp->rq_seen - qp->rq_done) {
 			/* WRITE_IMM without a posted receive. */
