@@ -371,6 +371,27 @@ void test_create_errors(Side &a)
 		Qp q(ibv_create_qp_ex(a.ctx.get(), &attr));
 		ktap.result(!q && errno == EOPNOTSUPP, c.name, q ? "created" : errstr(errno));
 	}
+	{
+		// CREATE_FLAGS with no flag set, and a UD QP without ibv_wr_*, are fine.
+		auto attr = qp_attr(a, IBV_QP_EX_WITH_SEND);
+		attr.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+		Qp q(ibv_create_qp_ex(a.ctx.get(), &attr));
+		ktap.result(q && ibv_qp_to_qp_ex(q.get()),
+			    "ibv_create_qp_ex with CREATE_FLAGS 0", q ? "" : errstr(errno));
+		attr = qp_attr(a, 0);
+		attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+		attr.qp_type = IBV_QPT_UD;
+		Qp u(ibv_create_qp_ex(a.ctx.get(), &attr));
+		ktap.result(u && !ibv_qp_to_qp_ex(u.get()),
+			    "ibv_create_qp_ex UD without send ops: a plain QP", u ? "" : errstr(errno));
+		attr = qp_attr(a, IBV_QP_EX_WITH_SEND);
+		attr.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+		attr.create_flags = IBV_QP_CREATE_SCATTER_FCS;
+		errno = 0;
+		Qp f(ibv_create_qp_ex(a.ctx.get(), &attr));
+		ktap.result(!f && errno == EOPNOTSUPP, "ibv_create_qp_ex with a create flag is EOPNOTSUPP",
+			    f ? "created" : errstr(errno));
+	}
 	for (uint64_t f : {uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP),
 			   uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)}) {
 		ibv_cq_init_attr_ex ca{};
