@@ -16,6 +16,7 @@ MROCE_PORT_DEFAULT=4792
 # The provider from the build tree, without installing it.
 export RDMAV_DRIVERS=$MROCE_BUILD/userspace_provider/libmroce
 MROCE_VERBS_OBJECTS=$MROCE_BUILD/selftests/mroce_verbs_objects
+MROCE_WR_API=$MROCE_BUILD/selftests/mroce_wr_api
 
 # check NAME CMD...: one KTAP result from a command's exit status.
 check() {

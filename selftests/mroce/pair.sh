@@ -34,6 +34,9 @@ pair() {
 		tb_ok "$name"
 	else
 		tb_not_ok "$name" "client rc $rc_c, server rc $rc_s"
+		# stderr is unbuffered: the error lines may precede the tail.
+		grep -iE "error|fail|unable|couldn't|timeout" "$log/$name.cli" | sed 's/^/# cli error: /' | head -10
+		grep -iE "error|fail|unable|couldn't|timeout" "$log/$name.srv" | sed 's/^/# srv error: /' | head -10
 		sed 's/^/# cli: /' "$log/$name.cli" | tail -15
 		sed 's/^/# srv: /' "$log/$name.srv" | tail -15
 	fi

@@ -25,6 +25,19 @@ pair "ibv_rc_pingpong 1 MiB, events, payload checked" \
 pair "ibv_srq_pingpong 4 QPs on one SRQ, payload checked" \
 	ibv_srq_pingpong -d mroce_b -g "$gb" -n 100 -q 4 -s 4096 -c -- \
 	ibv_srq_pingpong -d mroce_a -g "$ga" -n 100 -q 4 -s 4096 -c 10.12.0.2
+pair "ibv_rc_pingpong new post-send API (-N), payload checked" \
+	ibv_rc_pingpong -d mroce_b -g "$gb" -n 50 -s 4096 -N -c -- \
+	ibv_rc_pingpong -d mroce_a -g "$ga" -n 50 -s 4096 -N -c 10.12.0.2
+pair "ibv_rc_pingpong -N, events, 64 KiB" \
+	ibv_rc_pingpong -d mroce_b -g "$gb" -n 20 -s 65536 -N -e -c -- \
+	ibv_rc_pingpong -d mroce_a -g "$ga" -n 20 -s 65536 -N -e -c 10.12.0.2
+# Every ibv_wr_* operation and the ibv_cq_ex API, from one process on
+# both devices (RDMA devices are visible in every netns in shared mode).
+if [ -x "$MROCE_WR_API" ]; then
+	$A timeout 120 "$MROCE_WR_API" mroce_a "$ga" mroce_b "$gb" 2>&1 | ktap_relay wr_api
+else
+	tb_not_ok wr_api "$MROCE_WR_API not built"
+fi
 for t in send write read; do
 	pair "ib_${t}_bw 64 KiB" \
 		ib_${t}_bw -d mroce_b -x "$gb" -s 65536 -n 200 -F -- \

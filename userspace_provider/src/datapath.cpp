@@ -65,12 +65,12 @@ std::unique_ptr<Ring> Ring::make(std::unique_ptr<RingMemory> mem, uint32_t num_e
 	return std::unique_ptr<Ring>(new Ring(std::move(mem), num_entries, entry_size));
 }
 
-int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_fn ah_num,
-		std::span<std::byte> slot)
+int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
+		       mroce_ah_num_fn ah_num, mroce_send_wqe &w)
 {
-	mroce_send_wqe w{};
 	const bool ud = lim.qp_type == IBV_QPT_UD;
 
+	w = {};
 	switch (wr.opcode) {
 	case IBV_WR_SEND:
 		w.opcode = MROCE_WR_SEND;
@@ -99,18 +99,11 @@ int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_
 		w.opcode = MROCE_WR_SEND_WITH_INV;
 		w.imm_data = htobe32(wr.invalidate_rkey);
 		break;
-	case IBV_WR_LOCAL_INV:
-		w.opcode = MROCE_WR_LOCAL_INV;
-		w.imm_data = htobe32(wr.invalidate_rkey);
-		break;
 	default:
+		// LOCAL_INV, BIND_MW, TSO, ...: the kernel executes none of them.
 		return EOPNOTSUPP;
 	}
 	if (ud && w.opcode != MROCE_WR_SEND && w.opcode != MROCE_WR_SEND_WITH_IMM)
-		return EINVAL;
-	if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > lim.max_send_sge)
-		return EINVAL;
-	if (wr.num_sge > 0 && !wr.sg_list)
 		return EINVAL;
 	const unsigned known = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
 	if (wr.send_flags & ~known)
@@ -127,8 +120,8 @@ int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_
 		break;
 	case MROCE_WR_ATOMIC_CMP_AND_SWP:
 	case MROCE_WR_ATOMIC_FETCH_AND_ADD:
-		// One 8-byte, 8-byte-aligned target, one 8-byte local buffer.
-		if (wr.num_sge != 1 || wr.sg_list[0].length != 8 || (wr.wr.atomic.remote_addr & 7))
+		// An 8-byte-aligned 8-byte target (the local buffer: encode_send_sges).
+		if (wr.wr.atomic.remote_addr & 7)
 			return EINVAL;
 		w.wr.atomic.remote_addr = wr.wr.atomic.remote_addr;
 		w.wr.atomic.compare_add = wr.wr.atomic.compare_add;
@@ -139,42 +132,101 @@ int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_
 		break;
 	}
 	if (ud) {
-		if (!wr.wr.ud.ah)
+		if (!wr.wr.ud.ah || !ah_num)
 			return EINVAL;
 		w.wr.ud.ah_num = ah_num(wr.wr.ud.ah);
 		w.wr.ud.remote_qpn = wr.wr.ud.remote_qpn;
 		w.wr.ud.remote_qkey = wr.wr.ud.remote_qkey;
 	}
+	return 0;
+}
 
+static bool is_atomic(const mroce_send_wqe &w)
+{
+	return w.opcode == MROCE_WR_ATOMIC_CMP_AND_SWP || w.opcode == MROCE_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+int encode_send_sges(mroce_send_wqe &w, std::span<const ibv_sge> sges, const mroce_qp_limits &lim,
+		     std::span<std::byte> slot)
+{
+	if (sges.size() > lim.max_send_sge)
+		return EINVAL;
+	// Atomics: one 8-byte local buffer.
+	if (is_atomic(w) && (sges.size() != 1 || sges[0].length != 8))
+		return EINVAL;
+	if (sizeof(w) + sges.size() * sizeof(mroce_sge) > slot.size())
+		return EINVAL;
 	std::byte *body = slot.data() + sizeof(w);
-	const size_t room = slot.size() - sizeof(w);
-	if (wr.send_flags & IBV_SEND_INLINE) {
-		if (w.opcode == MROCE_WR_RDMA_READ || w.opcode == MROCE_WR_ATOMIC_CMP_AND_SWP ||
-		    w.opcode == MROCE_WR_ATOMIC_FETCH_AND_ADD)
-			return EINVAL;
-		size_t total = 0;
-		for (int i = 0; i < wr.num_sge; ++i) {
-			total += wr.sg_list[i].length;
-			if (total > lim.max_inline || total > room)
-				return EINVAL;
-		}
-		size_t at = 0;
-		for (int i = 0; i < wr.num_sge; ++i) {
-			const auto &s = wr.sg_list[i];
-			std::memcpy(body + at, reinterpret_cast<const void *>(s.addr), s.length);
-			at += s.length;
-		}
-		w.inline_len = static_cast<uint32_t>(total);
-		w.num_sge = 0;
-	} else {
-		if (static_cast<size_t>(wr.num_sge) * sizeof(mroce_sge) > room)
-			return EINVAL;
-		for (int i = 0; i < wr.num_sge; ++i) {
-			mroce_sge s{wr.sg_list[i].addr, wr.sg_list[i].length, wr.sg_list[i].lkey};
-			std::memcpy(body + i * sizeof(s), &s, sizeof(s));
-		}
-		w.num_sge = static_cast<uint32_t>(wr.num_sge);
+	for (size_t i = 0; i < sges.size(); ++i) {
+		mroce_sge s{sges[i].addr, sges[i].length, sges[i].lkey};
+		std::memcpy(body + i * sizeof(s), &s, sizeof(s));
 	}
+	w.num_sge = static_cast<uint32_t>(sges.size());
+	w.inline_len = 0;
+	w.send_flags &= ~MROCE_SEND_INLINE;
+	return 0;
+}
+
+namespace {
+const void *buf_addr(const ibv_sge &s) { return reinterpret_cast<const void *>(s.addr); }
+size_t buf_len(const ibv_sge &s) { return s.length; }
+const void *buf_addr(const ibv_data_buf &b) { return b.addr; }
+size_t buf_len(const ibv_data_buf &b) { return b.length; }
+
+template <class Buf>
+int encode_inline(mroce_send_wqe &w, std::span<const Buf> bufs, const mroce_qp_limits &lim,
+		  std::span<std::byte> slot)
+{
+	if (w.opcode == MROCE_WR_RDMA_READ || is_atomic(w))
+		return EINVAL;
+	const size_t room = slot.size() - sizeof(w);
+	size_t total = 0;
+	for (const Buf &b : bufs) {
+		if (buf_len(b) > lim.max_inline)
+			return EINVAL;
+		total += buf_len(b);
+		if (total > lim.max_inline || total > room)
+			return EINVAL;
+	}
+	std::byte *body = slot.data() + sizeof(w);
+	for (const Buf &b : bufs) {
+		if (buf_len(b))
+			std::memcpy(body, buf_addr(b), buf_len(b));
+		body += buf_len(b);
+	}
+	w.inline_len = static_cast<uint32_t>(total);
+	w.num_sge = 0;
+	w.send_flags |= MROCE_SEND_INLINE;
+	return 0;
+}
+} // namespace
+
+int encode_send_inline(mroce_send_wqe &w, std::span<const ibv_sge> bufs,
+		       const mroce_qp_limits &lim, std::span<std::byte> slot)
+{
+	return encode_inline(w, bufs, lim, slot);
+}
+
+int encode_send_inline(mroce_send_wqe &w, std::span<const ibv_data_buf> bufs,
+		       const mroce_qp_limits &lim, std::span<std::byte> slot)
+{
+	return encode_inline(w, bufs, lim, slot);
+}
+
+int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_fn ah_num,
+		std::span<std::byte> slot)
+{
+	mroce_send_wqe w;
+	int err = encode_send_header(wr, lim, ah_num, w);
+	if (err)
+		return err;
+	if (wr.num_sge < 0 || (wr.num_sge > 0 && !wr.sg_list))
+		return EINVAL;
+	const std::span<const ibv_sge> sges(wr.sg_list, static_cast<size_t>(wr.num_sge));
+	err = (wr.send_flags & IBV_SEND_INLINE) ? encode_send_inline(w, sges, lim, slot)
+						 : encode_send_sges(w, sges, lim, slot);
+	if (err)
+		return err;
 	std::memcpy(slot.data(), &w, sizeof(w));
 	return 0;
 }
@@ -203,7 +255,10 @@ void decode_cqe(const mroce_cqe &c, ibv_wc &wc)
 	wc.opcode = static_cast<ibv_wc_opcode>(c.opcode);
 	wc.vendor_err = c.vendor_err;
 	wc.byte_len = c.byte_len;
-	wc.imm_data = c.imm_data;
+	if (c.wc_flags & MROCE_WC_WITH_INV)
+		wc.invalidated_rkey = be32toh(c.imm_data);	// big-endian in the CQE
+	else
+		wc.imm_data = c.imm_data;
 	wc.qp_num = c.qp_num;
 	wc.src_qp = c.src_qp;
 	wc.wc_flags = c.wc_flags;
@@ -264,11 +319,16 @@ int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
 		  mroce_ah_num_fn ah_num, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
 		  unsigned int *queued)
 {
+	*queued = 0;
+	if (wr && lim->qp_type != IBV_QPT_RC) {
+		// The kernel executes RC send queues only; UD WQEs would never run.
+		*bad_wr = wr;
+		return EOPNOTSUPP;
+	}
 	Ring &r = *u->ring;
 	std::lock_guard guard(r.lock());
 	uint32_t prod = r.load_producer();
 	int err = 0;
-	*queued = 0;
 	for (; wr; wr = wr->next) {
 		if (prod - r.load_consumer() >= r.num_entries()) {
 			err = ENOMEM;

@@ -24,15 +24,17 @@ struct mroce_context {
 };
 
 struct mroce_cq {
-	struct ibv_cq ibcq;
+	struct verbs_cq vcq;		/* first: ibv_cq and ibv_cq_ex */
 	struct mroce_uring *ring;
+	struct mroce_cqx *cqx;		/* ibv_create_cq_ex CQs only */
 };
 
 struct mroce_qp {
-	struct ibv_qp ibqp;
+	struct verbs_qp vqp;		/* first: ibv_qp and ibv_qp_ex */
 	struct mroce_uring *sq;
 	struct mroce_uring *rq;		/* NULL with an SRQ */
 	struct mroce_qp_limits lim;
+	struct mroce_sqx *sqx;		/* QPs created with send_ops_flags only */
 };
 
 struct mroce_ah {
@@ -54,6 +56,10 @@ struct mroce_srq {
 #define to_mqp(q) ((struct mroce_qp *)(q))
 #define to_mah(a) ((struct mroce_ah *)(a))
 #define to_msrq(s) ((struct mroce_srq *)(s))
+#define to_mqpx(q) ((struct mroce_qp *)(q))	/* ibv_qp_ex is at offset 0 */
+#define to_mcqx(c) ((struct mroce_cq *)(c))	/* ibv_cq_ex is at offset 0 */
+#define sqx_of(q) (to_mqpx(q)->sqx)
+#define cqx_of(c) (to_mcqx(c)->cqx)
 
 /* ---- device ---------------------------------------------------------- */
 
@@ -163,19 +169,95 @@ static int mroce_dereg_mr(struct verbs_mr *vmr)
 
 /* ---- CQ -------------------------------------------------------------------- */
 
-static struct ibv_cq *mroce_create_cq(struct ibv_context *context, int cqe,
-				      struct ibv_comp_channel *channel, int comp_vector)
+/* The kernel CQ and its ring; cq->vcq.cq is set up by the command. */
+static int mroce_cq_init(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
+			 int comp_vector, struct mroce_cq *cq)
 {
 	struct ibv_create_cq cmd;
 	struct {
 		struct ib_uverbs_create_cq_resp core;
 		struct mroce_create_cq_resp drv;
 	} resp;
-	struct mroce_cq *cq;
 	int ret;
 
-	if (cqe < 1) {
-		errno = EINVAL;
+	if (cqe < 1)
+		return EINVAL;
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->vcq.cq, &cmd,
+				sizeof(cmd), &resp.core, sizeof(resp));
+	if (ret)
+		return ret;
+	cq->ring = mroce_uring_map(context->cmd_fd, resp.drv.mmap_offset, resp.drv.mmap_size,
+				   resp.drv.num_entries, sizeof(struct mroce_cqe));
+	if (!cq->ring) {
+		ret = errno;
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		return ret;
+	}
+	return 0;
+}
+
+static struct ibv_cq *mroce_create_cq(struct ibv_context *context, int cqe,
+				      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct mroce_cq *cq = calloc(1, sizeof(*cq));
+	int ret;
+
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = mroce_cq_init(context, cqe, channel, comp_vector, cq);
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	return &cq->vcq.cq;
+}
+
+/* ibv_cq_ex: thunks into the datapath's poller (mroce_uprov.h). */
+static int mroce_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
+{
+	return mroce_cqx_start_poll(cqx_of(c), attr ? attr->comp_mask : 0, &c->wr_id, &c->status);
+}
+
+static int mroce_next_poll(struct ibv_cq_ex *c)
+{
+	return mroce_cqx_next_poll(cqx_of(c), &c->wr_id, &c->status);
+}
+
+static void mroce_end_poll(struct ibv_cq_ex *c)
+{
+	mroce_cqx_end_poll(cqx_of(c));
+}
+
+#define MROCE_WC_READER(_name, _type, _field)				\
+	static _type mroce_read_##_name(struct ibv_cq_ex *c)		\
+	{								\
+		return mroce_cqx_current(cqx_of(c))->_field;		\
+	}
+MROCE_WC_READER(opcode, enum ibv_wc_opcode, opcode)
+MROCE_WC_READER(vendor_err, uint32_t, vendor_err)
+MROCE_WC_READER(byte_len, uint32_t, byte_len)
+/* The union: imm_data, or the host-order invalidated rkey, as ibv_wc. */
+MROCE_WC_READER(imm_data, __be32, imm_data)
+MROCE_WC_READER(qp_num, uint32_t, qp_num)
+MROCE_WC_READER(src_qp, uint32_t, src_qp)
+MROCE_WC_READER(wc_flags, unsigned int, wc_flags)
+MROCE_WC_READER(slid, uint32_t, slid)
+MROCE_WC_READER(sl, uint8_t, sl)
+MROCE_WC_READER(dlid_path_bits, uint8_t, dlid_path_bits)
+
+static struct ibv_cq_ex *mroce_create_cq_ex(struct ibv_context *context,
+					    struct ibv_cq_init_attr_ex *attr)
+{
+	struct mroce_cq *cq;
+	struct ibv_cq_ex *cx;
+	int ret = mroce_cqx_check(attr);
+
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 	cq = calloc(1, sizeof(*cq));
@@ -183,24 +265,36 @@ static struct ibv_cq *mroce_create_cq(struct ibv_context *context, int cqe,
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->ibcq, &cmd,
-				sizeof(cmd), &resp.core, sizeof(resp));
+	ret = mroce_cq_init(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector, cq);
 	if (ret) {
 		free(cq);
 		errno = ret;
 		return NULL;
 	}
-	cq->ring = mroce_uring_map(context->cmd_fd, resp.drv.mmap_offset, resp.drv.mmap_size,
-				   resp.drv.num_entries, sizeof(struct mroce_cqe));
-	if (!cq->ring) {
-		ret = errno;
-		ibv_cmd_destroy_cq(&cq->ibcq);
+	cq->cqx = mroce_cqx_new(cq->ring);
+	if (!cq->cqx) {
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		mroce_uring_unmap(cq->ring);
 		free(cq);
-		errno = ret;
+		errno = ENOMEM;
 		return NULL;
 	}
-	return &cq->ibcq;
+	cx = &cq->vcq.cq_ex;
+	cx->start_poll = mroce_start_poll;
+	cx->next_poll = mroce_next_poll;
+	cx->end_poll = mroce_end_poll;
+	cx->read_opcode = mroce_read_opcode;
+	cx->read_vendor_err = mroce_read_vendor_err;
+	cx->read_byte_len = mroce_read_byte_len;
+	cx->read_imm_data = mroce_read_imm_data;
+	cx->read_qp_num = mroce_read_qp_num;
+	cx->read_src_qp = mroce_read_src_qp;
+	cx->read_wc_flags = mroce_read_wc_flags;
+	cx->read_slid = mroce_read_slid;
+	cx->read_sl = mroce_read_sl;
+	cx->read_dlid_path_bits = mroce_read_dlid_path_bits;
+	/* read_completion_ts and the rest stay NULL: refused by mroce_cqx_check. */
+	return cx;
 }
 
 static int mroce_destroy_cq(struct ibv_cq *ibcq)
@@ -210,6 +304,7 @@ static int mroce_destroy_cq(struct ibv_cq *ibcq)
 
 	if (ret)
 		return ret;
+	mroce_cqx_free(cq->cqx);
 	mroce_uring_unmap(cq->ring);
 	free(cq);
 	return 0;
@@ -227,6 +322,32 @@ static int mroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 /* ---- QP -------------------------------------------------------------------- */
 
+/* Map the QP's rings after the create command; 0 or an errno. */
+static int mroce_qp_map(struct mroce_qp *qp, int fd, const struct ibv_qp_cap *cap,
+			enum ibv_qp_type type, const struct mroce_create_qp_resp *drv)
+{
+	qp->lim.qp_type = type;
+	qp->lim.max_send_sge = cap->max_send_sge;
+	qp->lim.max_recv_sge = cap->max_recv_sge;
+	qp->lim.max_inline = cap->max_inline_data;
+	qp->sq = mroce_uring_map(fd, drv->sq_mmap_offset, drv->sq_mmap_size, drv->sq_entries,
+				 drv->sq_wqe_size);
+	if (!qp->sq)
+		return errno;
+	if (drv->rq_mmap_size) {
+		qp->rq = mroce_uring_map(fd, drv->rq_mmap_offset, drv->rq_mmap_size,
+					 drv->rq_entries, drv->rq_wqe_size);
+		if (!qp->rq) {
+			int ret = errno;
+
+			mroce_uring_unmap(qp->sq);
+			qp->sq = NULL;
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static struct ibv_qp *mroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	struct ibv_create_qp cmd;
@@ -235,7 +356,6 @@ static struct ibv_qp *mroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 		struct mroce_create_qp_resp drv;
 	} resp;
 	struct mroce_qp *qp;
-	int fd = pd->context->cmd_fd;
 	int ret;
 
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
@@ -248,32 +368,226 @@ static struct ibv_qp *mroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 		return NULL;
 	}
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_qp(pd, &qp->ibqp, attr, &cmd, sizeof(cmd), &resp.core,
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd), &resp.core,
 				sizeof(resp));
 	if (ret) {
 		free(qp);
 		errno = ret;
 		return NULL;
 	}
-	qp->lim.qp_type = attr->qp_type;
-	qp->lim.max_send_sge = attr->cap.max_send_sge;
-	qp->lim.max_recv_sge = attr->cap.max_recv_sge;
-	qp->lim.max_inline = attr->cap.max_inline_data;
-	qp->sq = mroce_uring_map(fd, resp.drv.sq_mmap_offset, resp.drv.sq_mmap_size,
-				 resp.drv.sq_entries, resp.drv.sq_wqe_size);
-	if (!qp->sq)
-		goto err;
-	if (resp.drv.rq_mmap_size) {
-		qp->rq = mroce_uring_map(fd, resp.drv.rq_mmap_offset, resp.drv.rq_mmap_size,
-					 resp.drv.rq_entries, resp.drv.rq_wqe_size);
-		if (!qp->rq)
-			goto err;
+	ret = mroce_qp_map(qp, pd->context->cmd_fd, &attr->cap, attr->qp_type, &resp.drv);
+	if (ret) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		free(qp);
+		errno = ret;
+		return NULL;
 	}
-	return &qp->ibqp;
-err:
-	ret = errno;
+	return &qp->vqp.qp;
+}
+
+/* ibv_qp_ex: thunks into the datapath's batch (mroce_uprov.h). */
+static void mroce_wr_start(struct ibv_qp_ex *q)
+{
+	mroce_sqx_start(sqx_of(q));
+}
+
+static int mroce_wr_complete(struct ibv_qp_ex *q)
+{
+	struct ibv_send_wr *dummy;
+	unsigned int queued;
+	int ret = mroce_sqx_complete(sqx_of(q), &queued);
+
+	if (ret || !queued)
+		return ret;
+	/* One doorbell for the batch (see mroce_post_send). */
+	return ibv_cmd_post_send(&q->qp_base, NULL, &dummy);
+}
+
+static void mroce_wr_abort(struct ibv_qp_ex *q)
+{
+	mroce_sqx_abort(sqx_of(q));
+}
+
+static void mroce_wr_send(struct ibv_qp_ex *q)
+{
+	mroce_sqx_send(sqx_of(q), q->wr_id, q->wr_flags);
+}
+
+static void mroce_wr_send_imm(struct ibv_qp_ex *q, __be32 imm)
+{
+	mroce_sqx_send_imm(sqx_of(q), q->wr_id, q->wr_flags, imm);
+}
+
+static void mroce_wr_send_inv(struct ibv_qp_ex *q, uint32_t rkey)
+{
+	mroce_sqx_send_inv(sqx_of(q), q->wr_id, q->wr_flags, rkey);
+}
+
+static void mroce_wr_rdma_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr)
+{
+	mroce_sqx_rdma_write(sqx_of(q), q->wr_id, q->wr_flags, rkey, addr);
+}
+
+static void mroce_wr_rdma_write_imm(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr,
+				    __be32 imm)
+{
+	mroce_sqx_rdma_write_imm(sqx_of(q), q->wr_id, q->wr_flags, rkey, addr, imm);
+}
+
+static void mroce_wr_rdma_read(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr)
+{
+	mroce_sqx_rdma_read(sqx_of(q), q->wr_id, q->wr_flags, rkey, addr);
+}
+
+static void mroce_wr_atomic_cmp_swp(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr,
+				    uint64_t compare, uint64_t swap)
+{
+	mroce_sqx_atomic_cmp_swp(sqx_of(q), q->wr_id, q->wr_flags, rkey, addr, compare, swap);
+}
+
+static void mroce_wr_atomic_fetch_add(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr,
+				      uint64_t add)
+{
+	mroce_sqx_atomic_fetch_add(sqx_of(q), q->wr_id, q->wr_flags, rkey, addr, add);
+}
+
+static void mroce_wr_set_sge(struct ibv_qp_ex *q, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	mroce_sqx_set_sge(sqx_of(q), lkey, addr, length);
+}
+
+static void mroce_wr_set_sge_list(struct ibv_qp_ex *q, size_t n, const struct ibv_sge *sge)
+{
+	mroce_sqx_set_sge_list(sqx_of(q), n, sge);
+}
+
+static void mroce_wr_set_inline_data(struct ibv_qp_ex *q, void *addr, size_t length)
+{
+	mroce_sqx_set_inline_data(sqx_of(q), addr, length);
+}
+
+static void mroce_wr_set_inline_data_list(struct ibv_qp_ex *q, size_t n,
+					  const struct ibv_data_buf *buf)
+{
+	mroce_sqx_set_inline_data_list(sqx_of(q), n, buf);
+}
+
+/* Operations the kernel does not execute: the batch fails with EOPNOTSUPP. */
+static void mroce_wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
+			     const struct ibv_mw_bind_info *info)
+{
+	(void)mw, (void)rkey, (void)info;
+	mroce_sqx_unsupported(sqx_of(q));
+}
+
+static void mroce_wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey)
+{
+	(void)rkey;
+	mroce_sqx_unsupported(sqx_of(q));
+}
+
+static void mroce_wr_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	(void)hdr, (void)hdr_sz, (void)mss;
+	mroce_sqx_unsupported(sqx_of(q));
+}
+
+static void mroce_wr_set_ud_addr(struct ibv_qp_ex *q, struct ibv_ah *ah, uint32_t qpn,
+				 uint32_t qkey)
+{
+	(void)ah, (void)qpn, (void)qkey;
+	mroce_sqx_unsupported(sqx_of(q));
+}
+
+static void mroce_wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
+{
+	(void)srqn;
+	mroce_sqx_unsupported(sqx_of(q));
+}
+
+static void mroce_wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr,
+				  const void *atomic_wr)
+{
+	(void)rkey, (void)addr, (void)atomic_wr;
+	mroce_sqx_unsupported(sqx_of(q));
+}
+
+static void mroce_qpx_set_ops(struct ibv_qp_ex *q)
+{
+	q->wr_start = mroce_wr_start;
+	q->wr_complete = mroce_wr_complete;
+	q->wr_abort = mroce_wr_abort;
+	q->wr_send = mroce_wr_send;
+	q->wr_send_imm = mroce_wr_send_imm;
+	q->wr_send_inv = mroce_wr_send_inv;
+	q->wr_rdma_write = mroce_wr_rdma_write;
+	q->wr_rdma_write_imm = mroce_wr_rdma_write_imm;
+	q->wr_rdma_read = mroce_wr_rdma_read;
+	q->wr_atomic_cmp_swp = mroce_wr_atomic_cmp_swp;
+	q->wr_atomic_fetch_add = mroce_wr_atomic_fetch_add;
+	q->wr_set_sge = mroce_wr_set_sge;
+	q->wr_set_sge_list = mroce_wr_set_sge_list;
+	q->wr_set_inline_data = mroce_wr_set_inline_data;
+	q->wr_set_inline_data_list = mroce_wr_set_inline_data_list;
+	q->wr_bind_mw = mroce_wr_bind_mw;
+	q->wr_local_inv = mroce_wr_local_inv;
+	q->wr_send_tso = mroce_wr_send_tso;
+	q->wr_set_ud_addr = mroce_wr_set_ud_addr;
+	q->wr_set_xrc_srqn = mroce_wr_set_xrc_srqn;
+	q->wr_atomic_write = mroce_wr_atomic_write;
+}
+
+static struct ibv_qp *mroce_create_qp_ex(struct ibv_context *context,
+					 struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_create_qp cmd;
+	struct {
+		struct ib_uverbs_create_qp_resp core;
+		struct mroce_create_qp_resp drv;
+	} resp;
+	struct ibv_qp_init_attr_ex kattr;
+	struct mroce_qp *qp;
+	int ret = mroce_qpx_check(attr);
+
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Zero create_flags were accepted above; the command knows no such mask. */
+	kattr = *attr;
+	kattr.comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, &kattr, &cmd, sizeof(cmd), &resp.core,
+				   sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	attr->cap = kattr.cap;	/* what the kernel granted */
+	ret = mroce_qp_map(qp, context->cmd_fd, &kattr.cap, attr->qp_type, &resp.drv);
+	if (ret)
+		goto err_destroy;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		qp->sqx = mroce_sqx_new(qp->sq, &qp->lim, attr->send_ops_flags);
+		if (!qp->sqx) {
+			ret = ENOMEM;
+			goto err_unmap;
+		}
+		mroce_qpx_set_ops(&qp->vqp.qp_ex);
+		qp->vqp.comp_mask |= MROCE_VERBS_QP_EX;
+	}
+	return &qp->vqp.qp;
+err_unmap:
+	mroce_uring_unmap(qp->rq);
 	mroce_uring_unmap(qp->sq);
-	ibv_cmd_destroy_qp(&qp->ibqp);
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
 	free(qp);
 	errno = ret;
 	return NULL;
@@ -301,6 +615,7 @@ static int mroce_destroy_qp(struct ibv_qp *ibqp)
 
 	if (ret)
 		return ret;
+	mroce_sqx_free(qp->sqx);
 	mroce_uring_unmap(qp->sq);
 	mroce_uring_unmap(qp->rq);
 	free(qp);
@@ -466,10 +781,12 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.reg_mr = mroce_reg_mr,
 	.dereg_mr = mroce_dereg_mr,
 	.create_cq = mroce_create_cq,
+	.create_cq_ex = mroce_create_cq_ex,
 	.destroy_cq = mroce_destroy_cq,
 	.poll_cq = mroce_poll_cq,
 	.req_notify_cq = mroce_req_notify_cq,
 	.create_qp = mroce_create_qp,
+	.create_qp_ex = mroce_create_qp_ex,
 	.modify_qp = mroce_modify_qp,
 	.query_qp = mroce_query_qp,
 	.destroy_qp = mroce_destroy_qp,

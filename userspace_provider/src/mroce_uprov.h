@@ -50,6 +50,85 @@ int mroce_sq_post(struct mroce_uring *sq, const struct mroce_qp_limits *lim,
 int mroce_rq_post(struct mroce_uring *rq, const struct mroce_qp_limits *lim,
 		  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
+/* ---- extended verbs: ibv_qp_ex (ibv_wr_*) and ibv_cq_ex ------------------
+ *
+ * The edge fills the ibv_qp_ex / ibv_cq_ex function tables with one-line
+ * thunks into these.
+ */
+
+/*
+ * ibv_create_qp_ex attributes mroce can honour: 0, EOPNOTSUPP (a feature the
+ * kernel lacks: XRC, RSS, TSO, create flags, SRQ, send ops it cannot
+ * execute, any send op on a non-RC QP) or EINVAL (no PD).
+ */
+int mroce_qpx_check(const struct ibv_qp_init_attr_ex *attr);
+
+/* The ibv_wr_* state of one QP; it refers to the SQ ring, owned elsewhere. */
+struct mroce_sqx;
+struct mroce_sqx *mroce_sqx_new(struct mroce_uring *sq, const struct mroce_qp_limits *lim,
+				uint64_t send_ops_flags);
+void mroce_sqx_free(struct mroce_sqx *sqx);
+
+/*
+ * wr_start takes the SQ lock, wr_complete/wr_abort release it.  The first
+ * error in a batch (EINVAL, ENOMEM for a full ring, EOPNOTSUPP for an
+ * operation not enabled) is kept, later calls are ignored, and
+ * wr_complete returns it and discards the whole batch.  Otherwise
+ * wr_complete publishes the producer index once; *queued says how many
+ * WQEs (the caller rings the doorbell when > 0).
+ */
+void mroce_sqx_start(struct mroce_sqx *sqx);
+int mroce_sqx_complete(struct mroce_sqx *sqx, unsigned int *queued);
+void mroce_sqx_abort(struct mroce_sqx *sqx);
+
+void mroce_sqx_send(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags);
+void mroce_sqx_send_imm(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags, __be32 imm);
+void mroce_sqx_send_inv(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+			uint32_t invalidate_rkey);
+void mroce_sqx_rdma_write(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+			  uint32_t rkey, uint64_t remote_addr);
+void mroce_sqx_rdma_write_imm(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+			      uint32_t rkey, uint64_t remote_addr, __be32 imm);
+void mroce_sqx_rdma_read(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+			 uint32_t rkey, uint64_t remote_addr);
+void mroce_sqx_atomic_cmp_swp(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+			      uint32_t rkey, uint64_t remote_addr, uint64_t compare,
+			      uint64_t swap);
+void mroce_sqx_atomic_fetch_add(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+				uint32_t rkey, uint64_t remote_addr, uint64_t add);
+/* bind_mw, local_inv, send_tso, set_ud_addr, set_xrc_srqn, atomic_write. */
+void mroce_sqx_unsupported(struct mroce_sqx *sqx);
+
+void mroce_sqx_set_sge(struct mroce_sqx *sqx, uint32_t lkey, uint64_t addr, uint32_t length);
+void mroce_sqx_set_sge_list(struct mroce_sqx *sqx, size_t num_sge, const struct ibv_sge *sg_list);
+void mroce_sqx_set_inline_data(struct mroce_sqx *sqx, const void *addr, size_t length);
+void mroce_sqx_set_inline_data_list(struct mroce_sqx *sqx, size_t num_buf,
+				    const struct ibv_data_buf *buf_list);
+
+/*
+ * ibv_create_cq_ex attributes mroce can honour: 0 or EOPNOTSUPP (completion
+ * timestamps, CVLAN, flow tag, TM info, parent domains, IGNORE_OVERRUN,
+ * unknown comp_mask bits).
+ */
+int mroce_cqx_check(const struct ibv_cq_init_attr_ex *attr);
+
+/* The start_poll/next_poll/end_poll state of one CQ. */
+struct mroce_cqx;
+struct mroce_cqx *mroce_cqx_new(struct mroce_uring *cq);
+void mroce_cqx_free(struct mroce_cqx *cqx);
+/*
+ * 0 with *wr_id and *status of the current completion, ENOENT when the CQ
+ * is empty, EIO on a corrupt ring, EINVAL for attr_comp_mask != 0.
+ * start_poll takes the CQ lock and keeps it only when it returns 0;
+ * end_poll releases it and returns the consumed slots to the kernel.
+ */
+int mroce_cqx_start_poll(struct mroce_cqx *cqx, uint32_t attr_comp_mask, uint64_t *wr_id,
+			 enum ibv_wc_status *status);
+int mroce_cqx_next_poll(struct mroce_cqx *cqx, uint64_t *wr_id, enum ibv_wc_status *status);
+void mroce_cqx_end_poll(struct mroce_cqx *cqx);
+/* The current completion, decoded as ibv_poll_cq would (for the read_* ops). */
+const struct ibv_wc *mroce_cqx_current(const struct mroce_cqx *cqx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,9 +87,13 @@ struct verbs_context_ops {
 	mroce_unset_op create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
 				    struct ibv_comp_channel *channel, int comp_vector);
-	mroce_unset_op create_cq_ex, create_flow, create_flow_action_esp;
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+					  struct ibv_cq_init_attr_ex *init_attr);
+	mroce_unset_op create_flow, create_flow_action_esp;
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-	mroce_unset_op create_qp_ex, create_rwq_ind_table;
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *attr);
+	mroce_unset_op create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
 	mroce_unset_op create_srq_ex, create_wq, dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
@@ -133,7 +137,34 @@ struct verbs_context_ops {
 	mroce_unset_op rereg_mr, resize_cq, set_ece, unimport_dm, unimport_mr, unimport_pd;
 };
 
+/*
+ * A QP as libibverbs sees it: ibv_qp_to_qp_ex() casts every ibv_qp of the
+ * provider to this and returns &qp_ex only when comp_mask has VERBS_QP_EX,
+ * so every mroce QP starts with one (comp_mask 0 for ibv_create_qp QPs).
+ */
+struct verbs_xrcd;
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+#define MROCE_VERBS_QP_EX	(1u << 1)	/* VERBS_QP_EX */
+
+/* A CQ: ibv_cq_ex_to_cq() is a cast, the two share their first members. */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
 /* Layouts measured on rdma-core 44 (x86_64). */
+static_assert(sizeof(struct verbs_qp) == 368, "verbs_qp layout");
+static_assert(offsetof(struct verbs_qp, comp_mask) == sizeof(struct ibv_qp_ex), "verbs_qp layout");
+static_assert(sizeof(struct verbs_cq) == 288, "verbs_cq layout");
 static_assert(sizeof(struct verbs_match_ent) == 24, "verbs_match_ent layout");
 static_assert(offsetof(struct verbs_match_ent, kind) == 20, "verbs_match_ent layout");
 static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops layout");
@@ -145,6 +176,10 @@ static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 69 * sizeof(v
 static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * sizeof(void *),
 	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, poll_cq) == 53 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 16 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, create_qp_ex) == 20 * sizeof(void *),
 	      "verbs_context_ops order");
 static_assert(sizeof(struct verbs_context) == 648, "verbs_context layout");
 
@@ -211,6 +246,10 @@ int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex, struct ibv_create_qp *cmd,
+			 size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_mask,
 		     struct ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd,
 		     size_t cmd_size);

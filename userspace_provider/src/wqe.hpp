@@ -15,9 +15,25 @@
 namespace mroce {
 
 // Write one send WR into a slot.  Returns 0 or the errno ibv_post_send
-// reports for it (EINVAL, EOPNOTSUPP).
+// reports for it (EINVAL, EOPNOTSUPP).  The composition of the three steps
+// below, which the ibv_wr_* API (sqx.cpp) uses one by one: both paths put
+// the same bytes in the ring for equivalent work requests.
 int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_fn ah_num,
 		std::span<std::byte> slot);
+
+// The header from everything but the data (sg_list, num_sge are not read);
+// num_sge and inline_len 0.  ah_num may be null for RC.
+int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
+		       mroce_ah_num_fn ah_num, mroce_send_wqe &w);
+// Complete w with SGEs, written after the header in the slot.  Clears
+// MROCE_SEND_INLINE.  The caller writes w at the start of the slot.
+int encode_send_sges(mroce_send_wqe &w, std::span<const ibv_sge> sges, const mroce_qp_limits &lim,
+		     std::span<std::byte> slot);
+// Complete w with inline data copied from the buffers.  Sets MROCE_SEND_INLINE.
+int encode_send_inline(mroce_send_wqe &w, std::span<const ibv_sge> bufs,
+		       const mroce_qp_limits &lim, std::span<std::byte> slot);
+int encode_send_inline(mroce_send_wqe &w, std::span<const ibv_data_buf> bufs,
+		       const mroce_qp_limits &lim, std::span<std::byte> slot);
 
 // Write one receive WR into a slot.  Returns 0 or EINVAL.
 int encode_recv(const ibv_recv_wr &wr, const mroce_qp_limits &lim, std::span<std::byte> slot);

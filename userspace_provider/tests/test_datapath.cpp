@@ -7,6 +7,7 @@
 #include "mroce_uprov.h"
 #include "ring.hpp"
 #include "wqe.hpp"
+#include "test_ring.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,33 +20,8 @@ namespace {
 using mroce::Ring;
 using mroce::RingError;
 
-class HeapMemory final : public mroce::RingMemory {
-public:
-	HeapMemory(uint32_t n, uint32_t size, size_t extra = 0)
-		: buf_(MROCE_RING_CTL_SIZE + size_t(n) * size + extra)
-	{
-		auto *ctl = reinterpret_cast<mroce_ring_ctl *>(buf_.data());
-		ctl->num_entries = n;
-		ctl->entry_size = size;
-	}
-	std::span<std::byte> bytes() override { return buf_; }
-	mroce_ring_ctl *ctl() { return reinterpret_cast<mroce_ring_ctl *>(buf_.data()); }
-
-private:
-	std::vector<std::byte> buf_;
-};
-
-struct TestRing {
-	TestRing(uint32_t n, uint32_t size)
-	{
-		auto m = std::make_unique<HeapMemory>(n, size);
-		mem = m.get();
-		u.ring = Ring::make(std::move(m), n, size);
-	}
-	mroce_ring_ctl *ctl() { return mem->ctl(); }
-	HeapMemory *mem;
-	mroce_uring u;
-};
+using mroce_test::HeapMemory;
+using mroce_test::TestRing;
 
 constexpr uint32_t kSendSlot = 256;
 constexpr uint32_t kRecvSlot = 128;
@@ -268,10 +244,13 @@ INSTANTIATE_TEST_SUITE_P(
 		BadCase{"atomic_misaligned", [](ibv_send_wr &w, mroce_qp_limits &) {
 				w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 				w.wr.atomic.remote_addr = 0x1004; }, EINVAL},
-		BadCase{"ud_write", [](ibv_send_wr &w, mroce_qp_limits &l) {
-				l.qp_type = IBV_QPT_UD; w.opcode = IBV_WR_RDMA_WRITE; }, EINVAL},
-		BadCase{"ud_without_ah", [](ibv_send_wr &w, mroce_qp_limits &l) {
-				l.qp_type = IBV_QPT_UD; w.wr.ud.ah = nullptr; }, EINVAL}),
+		BadCase{"local_inv", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.opcode = IBV_WR_LOCAL_INV; }, EOPNOTSUPP},
+		BadCase{"atomic_no_sge", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD; w.num_sge = 0; }, EINVAL},
+		// The kernel executes RC send queues only.
+		BadCase{"ud_send", [](ibv_send_wr &, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UD; }, EOPNOTSUPP}),
 	[](const testing::TestParamInfo<BadCase> &i) { return std::string(i.param.name); });
 
 TEST(SqPost, FullRingReportsEnomem)
@@ -293,23 +272,42 @@ TEST(SqPost, FullRingReportsEnomem)
 	EXPECT_EQ(sq.ctl()->producer, 3u);
 }
 
-TEST(SqPost, UdCarriesAddressHandle)
+// UD WQEs are encoded (the ABI has them) though the kernel does not run them yet.
+TEST(EncodeSend, UdCarriesAddressHandle)
 {
-	TestRing sq(4, kSendSlot);
+	std::vector<std::byte> slot(kSendSlot);
 	ibv_send_wr wr{};
 	wr.opcode = IBV_WR_SEND_WITH_IMM;
 	wr.wr.ud.ah = reinterpret_cast<ibv_ah *>(uintptr_t(0x10));
 	wr.wr.ud.remote_qpn = 0x123;
 	wr.wr.ud.remote_qkey = 0x11111111;
-	ibv_send_wr *bad;
-	unsigned queued;
 	mroce_qp_limits lim{IBV_QPT_UD, 1, 1, 0};
-	ASSERT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &wr, &bad, &queued), 0);
+	ASSERT_EQ(mroce::encode_send(wr, lim, ah_num_of, slot), 0);
 	mroce_send_wqe w;
-	std::memcpy(&w, sq.u.ring->slot(0), sizeof(w));
+	std::memcpy(&w, slot.data(), sizeof(w));
 	EXPECT_EQ(w.wr.ud.ah_num, 7u);
 	EXPECT_EQ(w.wr.ud.remote_qpn, 0x123u);
 	EXPECT_EQ(w.wr.ud.remote_qkey, 0x11111111u);
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	EXPECT_EQ(mroce::encode_send(wr, lim, ah_num_of, slot), EINVAL);
+	wr.opcode = IBV_WR_SEND;
+	wr.wr.ud.ah = nullptr;
+	EXPECT_EQ(mroce::encode_send(wr, lim, ah_num_of, slot), EINVAL);
+}
+
+TEST(SqPost, UdIsNotSupported)
+{
+	TestRing sq(4, kSendSlot);
+	ibv_send_wr wr{};
+	wr.opcode = IBV_WR_SEND;
+	wr.wr.ud.ah = reinterpret_cast<ibv_ah *>(uintptr_t(0x10));
+	ibv_send_wr *bad = nullptr;
+	unsigned queued = 9;
+	mroce_qp_limits lim{IBV_QPT_UD, 1, 1, 0};
+	EXPECT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &wr, &bad, &queued), EOPNOTSUPP);
+	EXPECT_EQ(bad, &wr);
+	EXPECT_EQ(queued, 0u);
+	EXPECT_EQ(sq.ctl()->producer, 0u);
 }
 
 TEST(RqPost, EncodesAndValidates)
