@@ -11,6 +11,8 @@
 // every byte; both sides exchange an FNV-1a checksum over the TCP side
 // channel and compare it too.  Exit status 0 only when every byte arrived
 // intact; 1 on a mismatch, a work completion error or a timeout (-t).
+// -x CMD runs a shell command after the transfers, while the QP still
+// exists (e.g. to save the driver's per-QP statistics).
 //
 // The client prints one line per mode:
 //   xfer mode=write bytes=N msgs=M secs=S goodput_mbps=G verify=ok
@@ -47,6 +49,7 @@ struct Opts {
 	std::string mode = "both";
 	unsigned timeout = 120;
 	std::string server;	// empty: we are the server
+	std::string after;	// -x: shell command run before teardown
 };
 
 [[noreturn]] void die(const char *what)
@@ -362,7 +365,7 @@ void usage()
 {
 	std::fprintf(stderr,
 		     "usage: mroce_xfer -d DEV [-g GIDX] [-p PORT] [-s MSG_BYTES] [-n MSGS]\n"
-		     "       [-q DEPTH] [-S SEED] [-m write|send|both] [-t TIMEOUT_S] [SERVER_IP]\n");
+		     "       [-q DEPTH] [-S SEED] [-m write|send|both] [-t TIMEOUT_S] [-x CMD] [SERVER_IP]\n");
 	std::exit(2);
 }
 
@@ -373,7 +376,7 @@ int main(int argc, char **argv)
 	Opts o;
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:p:s:n:q:S:m:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:s:n:q:S:m:t:x:h")) != -1) {
 		switch (c) {
 		case 'd': o.dev = optarg; break;
 		case 'g': o.gidx = std::atoi(optarg); break;
@@ -384,6 +387,7 @@ int main(int argc, char **argv)
 		case 'S': o.seed = std::strtoull(optarg, nullptr, 0); break;
 		case 'm': o.mode = optarg; break;
 		case 't': o.timeout = std::strtoul(optarg, nullptr, 0); break;
+		case 'x': o.after = optarg; break;
 		default: usage();
 		}
 	}
@@ -479,6 +483,9 @@ int main(int argc, char **argv)
 		}
 		std::fflush(stdout);
 	}
+	// The QP still exists: its driver statistics can be read now.
+	if (!o.after.empty() && std::system(o.after.c_str()))
+		std::fprintf(stderr, "mroce_xfer: -x command failed\n");
 	send_msg(fd, "BYE");
 	recv_msg(fd, "BYE");
 	close(fd);
