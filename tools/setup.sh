@@ -16,7 +16,7 @@ pkgs=(
 	libibverbs-dev librdmacm-dev
 	googletest libgtest-dev
 	linux-source-6.1 xz-utils
-	clang-14 libclang-rt-14-dev
+	clang-14 libclang-rt-14-dev gnuplot-nox
 )
 
 kver_file=/var/lib/mroce-kver

@@ -175,6 +175,7 @@ sc_ecmp() {
 		BASE=$XFER_GOODPUT
 	else
 		tb_not_ok "fabric: lossless transfer over $NP ECMP links, data intact"
+		BASE=-		# no baseline: ratios print "?"
 		return
 	fi
 	local desc=""
