@@ -222,7 +222,7 @@ loss_case() {
 	retx=$(psum "$log/$name.paths" $C_RETX)
 	echo "# $name: netem dropped $drops; goodput ratio to lossless: $(awk -v a="${XFER_GOODPUT%% *}" -v b="${BASE%% *}" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "?"}') (write)"
 	if [ "$drops" -gt 0 ] && [ "$retx" -gt 0 ]; then
-		tb_ok "fabric: $pct% loss: $drops drops repaired by $retx retransmissions"
+		tb_ok "fabric: $pct% loss: $drops drops repaired by $retx retransmissions (+ $(psum "$log/$name.paths" 15) TLPs)"
 	elif [ "$drops" = 0 ]; then
 		tb_skip "fabric: $pct% loss: retransmissions" "netem dropped nothing in this run"
 	else
@@ -254,7 +254,7 @@ sc_gemodel() {
 	pstats "$log/gemodel.paths"
 	retx=$(psum "$log/gemodel.paths" $C_RETX)
 	if [ "$drops" -gt 0 ] && [ "$retx" -gt 0 ]; then
-		tb_ok "fabric: bursty loss: $drops drops repaired by $retx retransmissions"
+		tb_ok "fabric: bursty loss: $drops drops repaired by $retx retransmissions (+ $(psum "$log/$name.paths" 15) TLPs)"
 	else
 		tb_not_ok "fabric: bursty loss: retransmissions" "$drops drops, retx $retx"
 	fi
@@ -358,10 +358,12 @@ sc_fail() {
 		sleep 2
 		tc -n r1 qdisc add dev p2 root netem loss 100%
 		tc -n r2 qdisc add dev p2 root netem loss 100%
+		echo "down $EPOCHREALTIME" >"$log/fail.events"
 		echo "# fail: p2 down at $EPOCHREALTIME"
 		sleep 4
 		tc -n r1 qdisc del dev p2 root
 		tc -n r2 qdisc del dev p2 root
+		echo "up $EPOCHREALTIME" >>"$log/fail.events"
 		echo "# fail: p2 back at $EPOCHREALTIME"
 	) &
 	local flap=$!

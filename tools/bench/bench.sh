@@ -9,10 +9,12 @@
 #   README.md     tables (throughput, latency, CPU s/GB, loss sweep as
 #                 ratios to each driver's own lossless goodput)
 #   *.png         gnuplot plots (when gnuplot is installed)
+#   fabric_fail.* plane-failure timeline on the multipath fabric
 #
 #   tools/bench/bench.sh [--quick] [--out DIR]
 # --quick: 1 repetition, 64 KiB only, 1 QP, losses 0 1 10 (a smoke test).
-# Environment: BENCH_CONF="VAR=value ..." overrides guest_a.sh settings.
+# Environment: BENCH_CONF="VAR=value ..." overrides guest_a.sh settings;
+# BENCH_FABRIC=0 skips the plane-failure timeline (tools/bench/fabric_timeline.sh).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 res=$top/bench/results
@@ -43,5 +45,9 @@ elapsed=$((SECONDS - t0))
 [ -s "$raw/a/raw.csv" ] || { echo "bench: no results (tb rc $rc), see $raw" >&2; exit 1; }
 cp "$raw/a/raw.csv" "$res/raw.csv"
 "$top/tools/bench/summarize.sh" "$res" "$accel" "$elapsed" "$rc"
+# Plane-failure timeline on the 4-link multipath fabric (one guest, ~1 min).
+if [ "${BENCH_FABRIC:-1}" = 1 ]; then
+	"$top/tools/bench/fabric_timeline.sh" "$res" || echo "bench: fabric timeline failed" >&2
+fi
 echo "bench: done in ${elapsed}s (tb rc $rc): $res/README.md"
 exit $rc
