@@ -15,7 +15,8 @@ awk -F, 'NR > 1 {
 	v = ($2 ~ /_lat$/) ? $8 : $7
 	if (!(k in n)) order[++no] = k
 	n[k]++
-	if ($14 != 0 || v == "") { fail[k]++; next }
+	# A throughput run that moved nothing (0 Gb/s, rc 0) stalled: failed.
+	if ($14 != 0 || v == "" || ($2 !~ /_lat$/ && v + 0 == 0)) { fail[k]++; next }
 	m = ++ok[k]; val[k, m] = v + 0
 	if ($13 != "") { c = ++nc[k]; cpu[k, c] = $13 + 0 }
 }
@@ -66,6 +67,7 @@ END {
 	echo "- loss: netem on the client (sender) guest's eth0 egress; ib_read_bw's data flows the other way"
 	echo "- CPU s/GB: busy jiffies of both guests (/proc/stat) during the run / GB moved"
 	echo "- bench wall time ${elapsed} s, tb status $tbrc; failed runs are excluded from medians and counted"
+	echo "- the lossless ib_write_bw 64 KiB 1 QP point pools phase 1 and the loss sweep's 0% runs"
 	echo
 	echo "## Throughput and latency (lossless)"
 	echo
@@ -110,9 +112,14 @@ END {
 		}
 	}' loss.csv
 	echo
-	echo "Failed runs (rc != 0; 98 = data mismatch, 99 = server side failed, 124 = timeout):"
+	echo "Failed runs (client rc: perftest 17 / mroce_xfer 1 = a work completion error, see the logs;"
+	echo "98 = data mismatch, 99 = the server side failed, 124 = timeout; 'stall' = rc 0 but nothing moved):"
 	echo
-	awk -F, 'NR > 1 && $14 != 0 {printf "- %s %s size %s qps %s loss %s rep %s: rc %s\n", $1, $2, $3, $4, $5, $6, $14; n++} END {if (!n) print "- none"}' raw.csv
+	awk -F, 'NR > 1 && ($14 != 0 || ($2 ~ /_bw$|xfer|iperf3/ && $7 + 0 == 0)) {
+		printf "- %s %s size %s qps %s loss %s rep %s: %s\n", $1, $2, $3, $4, $5, $6, ($14 != 0) ? "rc " $14 : "stall (0 Gb/s)"; n++
+		f[$1]++
+	} NR > 1 { t[$1]++ }
+	END { if (!n) print "- none"; else for (d in t) printf "\n%s: %d of %d runs failed", d, f[d] + 0, t[d]; print "" }' raw.csv
 	echo
 	echo "Files: raw.csv (every run), summary.csv, loss.csv, loss.png, throughput.png."
 } >README.md
