@@ -8,18 +8,28 @@
 #
 # Runs `ib_send_bw -s 65536 -n 200` then `ib_write_bw -s 65536 -n 500`
 # (guest a client, guest b server).  DIR/a/paths.timeline holds the
-# sender's /sys/kernel/debug/mroce/mroce0/paths samples ("t <epoch>"
-# lines between them), DIR/a/*.log the clients' output.
+# sender's /sys/kernel/debug/mroce/mroce0/paths samples every 20 ms ("t
+# <epoch>" lines between them; DIR/b/paths.timeline the receiver's),
+# DIR/{a,b}/counters.* the device counters after each test.
 . /mroce/tools/bench/common.sh
 mroce_load || exit 1
 rdma link add mroce0 type mroce netdev eth0 || exit 1
 G=$(tb_wait_gid mroce0) || exit 1
 rc=0
 if [ "$MROCE_ROLE" = b ]; then
-	timeout 120 ib_send_bw -d mroce0 -x "$G" -F -s 65536 -n 200 >/out/send_srv.log 2>&1
+	(
+		while :; do
+			echo "t $EPOCHREALTIME"
+			cat "$MROCE_DEBUGFS/mroce0/paths"
+			sleep 0.02
+		done
+	) >/out/paths.timeline 2>/dev/null &
+	timeout 30 ib_send_bw -d mroce0 -x "$G" -F -s 65536 -n 200 >/out/send_srv.log 2>&1
 	echo "send server rc $?"
-	timeout 120 ib_write_bw -d mroce0 -x "$G" -F -s 65536 -n 500 >/out/write_srv.log 2>&1
+	cp "$MROCE_DEBUGFS/mroce0/counters" /out/counters.send
+	timeout 30 ib_write_bw -d mroce0 -x "$G" -F -s 65536 -n 500 >/out/write_srv.log 2>&1
 	echo "write server rc $?"
+	cp "$MROCE_DEBUGFS/mroce0/counters" /out/counters
 	exit 0
 fi
 tb_wait_ping 10.11.0.2 || exit 1
@@ -27,7 +37,7 @@ tb_wait_ping 10.11.0.2 || exit 1
 	while :; do
 		echo "t $EPOCHREALTIME"
 		cat "$MROCE_DEBUGFS/mroce0/paths"
-		sleep 0.05
+		sleep 0.02
 	done
 ) >/out/paths.timeline 2>/dev/null &
 sampler=$!
@@ -41,6 +51,7 @@ for t in send write; do
 		sleep 1
 	done
 	echo "ib_${t}_bw client rc $r at $EPOCHREALTIME"
+	cp "$MROCE_DEBUGFS/mroce0/counters" /out/counters.$t
 	grep -E "Failed status|^ 65536" /out/$t.log
 	[ $r = 0 ] || rc=1
 	sleep 3
