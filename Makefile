@@ -30,6 +30,7 @@ help:
 	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
 	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so and mroce.driver"
 	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
+	@echo "make bench      two-guest bench, mroce vs rxe (tools/bench/bench.sh; ~30 min under TCG)"
 	@echo "make clean      remove build products"
 
 setup:
@@ -77,6 +78,9 @@ uninstall:
 	rm -f /lib/modules/$(KVER)/updates/rdma_mroce.ko
 	depmod -a $(KVER)
 	@if [ -f $(BUILD)/install_manifest.txt ]; then xargs rm -fv < $(BUILD)/install_manifest.txt; fi
+
+bench: all
+	@$(TOP)/tools/bench/bench.sh $(BENCH_ARGS)
 
 clean:
 	-@[ -e "$(KDIR)/Makefile" ] && $(MAKE) -C $(KDIR) M=$(MODDIR) clean >/dev/null

@@ -17,7 +17,7 @@ pkgs=(
 	googletest libgtest-dev
 	linux-source-6.1 xz-utils
 	clang-14 libclang-rt-14-dev
-	gnuplot-nox
+	gnuplot-nox ucx-utils
 )
 
 kver_file=/var/lib/mroce-kver

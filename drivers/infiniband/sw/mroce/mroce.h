@@ -542,4 +542,7 @@ void mroce_stats_dev_add(struct mroce_dev *mdev);
 void mroce_stats_dev_remove(struct mroce_dev *mdev);
 void mroce_stats_dev_count(int delta);
 
+/* mroce_debugfs_paths.c: <ibdev>/paths, per-QP per-path core stats. */
+void mroce_debugfs_paths_add(struct mroce_dev *mdev, struct dentry *dir);
+
 #endif /* MROCE_H */

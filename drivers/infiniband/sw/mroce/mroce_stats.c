@@ -159,6 +159,7 @@ void mroce_stats_dev_add(struct mroce_dev *mdev)
 		return;
 	debugfs_create_file("counters", 0444, dir, mdev,
 			    &mroce_dev_counters_fops);
+	mroce_debugfs_paths_add(mdev, dir);
 	mdev->debugfs = dir;
 }
 

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * debugfs: per-QP, per-path telemetry of the protocol core.
+ *
+ * /sys/kernel/debug/mroce/<ibdev>/paths, read-only.  A header line, then
+ * one line per live RC connection and logical path:
+ *
+ *   qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts
+ *   tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm
+ *
+ * QPs are walked under RCU (destroy_qp erases the QP from qp_xa and waits
+ * for a grace period before the connection is freed); each path's stats
+ * are copied with mroce_conn_path_stats() under the QP lock and printed
+ * after it is dropped.
+ */
+#include <linux/debugfs.h>
+#include <linux/rcupdate.h>
+#include <linux/seq_file.h>
+#include <linux/xarray.h>
+
+#include "mroce.h"
+#include "core/mroce_core.h"
+
+static int mroce_paths_show(struct seq_file *s, void *unused)
+{
+	struct mroce_dev *mdev = s->private;
+	struct mroce_path_stats st;
+	struct mroce_qp *qp;
+	unsigned long qpn, flags;
+	u32 i, n;
+	bool ok;
+
+	seq_puts(s, "qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm\n");
+	rcu_read_lock();
+	xa_for_each(&mdev->qp_xa, qpn, qp) {
+		spin_lock_irqsave(&qp->lock, flags);
+		n = (qp->conn_live && qp->conn) ? qp->conn->p.num_paths : 0;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		for (i = 0; i < n; i++) {
+			spin_lock_irqsave(&qp->lock, flags);
+			ok = qp->conn_live && qp->conn &&
+			     !mroce_conn_path_stats(qp->conn, i, &st);
+			spin_unlock_irqrestore(&qp->lock, flags);
+			if (!ok)
+				break;
+			seq_printf(s, "%lu %u %u %s %llu %llu %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u\n",
+				   qpn, i, st.sport,
+				   st.state == MROCE_PATH_UP ? "up" : "down",
+				   st.srtt_ns / 1000, st.min_rtt_ns / 1000,
+				   st.cwnd, st.inflight, st.tx_pkts,
+				   st.tx_bytes, st.delivered_pkts,
+				   st.lost_pkts, st.retx_pkts, st.rtos,
+				   st.tlps, st.steers, st.downs,
+				   st.ecn_frac_ppm, st.loss_frac_ppm);
+		}
+	}
+	rcu_read_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mroce_paths);
+
+void mroce_debugfs_paths_add(struct mroce_dev *mdev, struct dentry *dir)
+{
+	debugfs_create_file("paths", 0444, dir, mdev, &mroce_paths_fops);
+}
