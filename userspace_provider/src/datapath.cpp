@@ -320,11 +320,6 @@ int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
 		  unsigned int *queued)
 {
 	*queued = 0;
-	if (wr && lim->qp_type != IBV_QPT_RC) {
-		// The kernel executes RC send queues only; UD WQEs would never run.
-		*bad_wr = wr;
-		return EOPNOTSUPP;
-	}
 	Ring &r = *u->ring;
 	std::lock_guard guard(r.lock());
 	uint32_t prod = r.load_producer();

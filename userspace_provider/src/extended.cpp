@@ -276,9 +276,9 @@ int mroce_qpx_check(const struct ibv_qp_init_attr_ex *attr)
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD)
 		return EOPNOTSUPP;
 	if (attr->srq)
-		return EOPNOTSUPP;
+		return EOPNOTSUPP;	// SRQs: through ibv_create_qp only, for now
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		// The kernel runs RC send queues only.
+		// ibv_wr_* on UD (wr_set_ud_addr) is not implemented yet.
 		const uint64_t ok = attr->qp_type == IBV_QPT_RC ? mroce::kRcSendOps : 0;
 		if (attr->send_ops_flags & ~ok)
 			return EOPNOTSUPP;

@@ -248,9 +248,8 @@ INSTANTIATE_TEST_SUITE_P(
 				w.opcode = IBV_WR_LOCAL_INV; }, EOPNOTSUPP},
 		BadCase{"atomic_no_sge", [](ibv_send_wr &w, mroce_qp_limits &) {
 				w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD; w.num_sge = 0; }, EINVAL},
-		// The kernel executes RC send queues only.
-		BadCase{"ud_send", [](ibv_send_wr &, mroce_qp_limits &l) {
-				l.qp_type = IBV_QPT_UD; }, EOPNOTSUPP}),
+		BadCase{"ud_write", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UD; w.opcode = IBV_WR_RDMA_WRITE; }, EINVAL}),
 	[](const testing::TestParamInfo<BadCase> &i) { return std::string(i.param.name); });
 
 TEST(SqPost, FullRingReportsEnomem)
@@ -295,19 +294,19 @@ TEST(EncodeSend, UdCarriesAddressHandle)
 	EXPECT_EQ(mroce::encode_send(wr, lim, ah_num_of, slot), EINVAL);
 }
 
-TEST(SqPost, UdIsNotSupported)
+TEST(SqPost, UdSendIsQueued)
 {
 	TestRing sq(4, kSendSlot);
 	ibv_send_wr wr{};
 	wr.opcode = IBV_WR_SEND;
 	wr.wr.ud.ah = reinterpret_cast<ibv_ah *>(uintptr_t(0x10));
+	wr.wr.ud.remote_qpn = 5;
 	ibv_send_wr *bad = nullptr;
 	unsigned queued = 9;
 	mroce_qp_limits lim{IBV_QPT_UD, 1, 1, 0};
-	EXPECT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &wr, &bad, &queued), EOPNOTSUPP);
-	EXPECT_EQ(bad, &wr);
-	EXPECT_EQ(queued, 0u);
-	EXPECT_EQ(sq.ctl()->producer, 0u);
+	EXPECT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &wr, &bad, &queued), 0);
+	EXPECT_EQ(queued, 1u);
+	EXPECT_EQ(sq.ctl()->producer, 1u);
 }
 
 TEST(RqPost, EncodesAndValidates)
