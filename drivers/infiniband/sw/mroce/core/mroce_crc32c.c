@@ -1,29 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * CRC32c (Castagnoli, polynomial 0x82f63b78 reflected)
- * for the packet ICRC.  Bitwise nibble-table implementation: small, no
- * init-time table generation, fast enough for the core's unit tests and
- * the simulator.  The kernel embedder may verify with crc32c() instead;
- * the result is identical.
+ * for the packet ICRC, with the usual ~0 init and final xor.
+ *
+ * In the kernel the library's crc32c() does the work (the SSE4.2 crc32
+ * instruction where the CPU has it): the ICRC is computed over every byte
+ * of every packet, twice per hop.  Elsewhere (unit tests, fuzzers, the
+ * simulator) a byte-wise table built on first use.  Both give the same
+ * result (unit test Pkt.Crc32cKnownAnswer).
  */
 #include "mroce_core.h"
 
-static const u32 mroce_crc32c_nib[16] = {
-	0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
-	0x417b1dbc, 0x5125dad3, 0x61c69362, 0x7198540d,
-	0x82f63b78, 0x92a8fc17, 0xa24bb5a6, 0xb21572c9,
-	0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75,
-};
+#ifdef __KERNEL__
+#include <linux/crc32c.h>
+
+u32 mroce_crc32c(u32 crc, const u8 *buf, u32 len)
+{
+	return ~crc32c(~crc, buf, len);
+}
+#else
+static u32 mroce_crc32c_tab[256];
+static int mroce_crc32c_ready;
+
+static void mroce_crc32c_init(void)
+{
+	u32 i, k, c;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78 : c >> 1;
+		mroce_crc32c_tab[i] = c;
+	}
+	__atomic_store_n(&mroce_crc32c_ready, 1, __ATOMIC_RELEASE);
+}
 
 u32 mroce_crc32c(u32 crc, const u8 *buf, u32 len)
 {
 	u32 i;
 
+	/* Racing first callers compute the same table: harmless. */
+	if (!__atomic_load_n(&mroce_crc32c_ready, __ATOMIC_ACQUIRE))
+		mroce_crc32c_init();
 	crc = ~crc;
-	for (i = 0; i < len; i++) {
-		crc ^= buf[i];
-		crc = (crc >> 4) ^ mroce_crc32c_nib[crc & 15];
-		crc = (crc >> 4) ^ mroce_crc32c_nib[crc & 15];
-	}
+	for (i = 0; i < len; i++)
+		crc = (crc >> 8) ^ mroce_crc32c_tab[(crc ^ buf[i]) & 0xff];
 	return ~crc;
 }
+#endif
