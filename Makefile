@@ -82,6 +82,12 @@ uninstall:
 bench: all
 	@$(TOP)/tools/bench/bench.sh $(BENCH_ARGS)
 
+# Long fuzzing run of the packet parser and the ACK/SACK engine (seconds
+# per target); crashers land in tools/fuzz/regressions/.
+FUZZ_SECONDS ?= 600
+fuzz: setup
+	@$(TOP)/tools/fuzz/run.sh $(FUZZ_SECONDS)
+
 clean:
 	-@[ -e "$(KDIR)/Makefile" ] && $(MAKE) -C $(KDIR) M=$(MODDIR) clean >/dev/null
 	rm -rf $(BUILD)
