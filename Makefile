@@ -83,7 +83,8 @@ bench: all
 	@$(TOP)/tools/bench/bench.sh $(BENCH_ARGS)
 
 # Long fuzzing run of the packet parser and the ACK/SACK engine (seconds
-# per target); crashers land in tools/fuzz/regressions/.
+# per target); crashers land in build/fuzz/crashes (copy them into
+# tools/fuzz/regressions/ and the unit tests replay them).
 FUZZ_SECONDS ?= 600
 fuzz: setup
 	@$(TOP)/tools/fuzz/run.sh $(FUZZ_SECONDS)
