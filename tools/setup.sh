@@ -17,6 +17,7 @@ pkgs=(
 	googletest libgtest-dev
 	linux-source-6.1 xz-utils
 	clang-14 libclang-rt-14-dev
+	ccache flex bison bc libelf-dev libssl-dev
 )
 
 kver_file=/var/lib/mroce-kver
