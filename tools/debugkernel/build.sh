@@ -28,7 +28,7 @@ fragment=$here/debug.config
 tarball=${MROCE_KSRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 jobs=${MROCE_DEBUGKERNEL_JOBS:-2}
 print=dir
-[ "${1:-}" = --print-env ] && print=env
+[ "${1:-}" = --print-env ] && print="env"
 
 die() { echo "debugkernel: $*" >&2; exit 1; }
 log() { echo "debugkernel: $*" >&2; }

@@ -31,11 +31,11 @@ c=$(cat "$work/leak/checkers" 2>/dev/null || echo "no result")
 [ "$c" = "checkers missing: none" ]
 result $? "debug kernel has KASAN, lockdep, kmemleak, UBSAN, DEBUG_LIST, DEBUG_OBJECTS, slub_debug" "$c"
 [ "$rc" = 3 ] && grep -q '^unreferenced object' "$work/leak/.tb/kmemleak" 2>/dev/null
-result $? "a kmemleak report fails the run (status 3)" "status $rc; $(head -c 300 "$work/leak.err")"
+result $? "a kmemleak report fails the run (status 3)" "status $rc; $(tail -c 400 "$work/leak.err")"
 
 "$tb" run --quiet --out "$work/kasan" --timeout 600 "$here/guest/kasan.sh" >/dev/null 2>"$work/kasan.err"
 rc=$?
 [ "$rc" = 3 ] && [ -e "$work/kasan/kasan" ] && grep -q 'BUG: KASAN' "$work/kasan/.tb/dmesg" "$work/kasan/console.log"
-result $? "a KASAN report fails the run (status 3)" "status $rc; $(head -c 300 "$work/kasan.err")"
+result $? "a KASAN report fails the run (status 3)" "status $rc; $(tail -c 400 "$work/kasan.err")"
 echo "1..$n"
 [ "$failed" = 0 ]

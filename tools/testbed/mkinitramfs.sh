@@ -93,9 +93,15 @@ mods=(virtio_pci virtio_net virtio_console virtio_blk 9pnet_virtio 9p veth dummy
 	cls_matchall act_mirred act_gact ib_core ib_uverbs rdma_ucm rdma_cm ib_cm iw_cm ib_umad
 	rdma_rxe udp_tunnel ip6_udp_tunnel crc32_generic crc32-pclmul crc32c_generic crc32c-intel
 	nf_tables)
+{
 for m in "${mods[@]}"; do
 	modprobe ${modbase:+-d "$modbase"} -S "$kver" --show-depends "$m" 2>/dev/null || echo "mkinitramfs: no module $m" >&2
-done | awk '$1 == "insmod" {print $2}' | sort -u | while read -r f; do
+done
+# Only on kernels that have them (the debug kernel's checker self-check).
+for m in kmemleak-test test_kasan_module; do
+	modprobe ${modbase:+-d "$modbase"} -S "$kver" --show-depends "$m" 2>/dev/null || true
+done
+} | awk '$1 == "insmod" {print $2}' | sort -u | while read -r f; do
 	install -D -m 0644 "$f" "$root/usr/lib/modules/$kver/${f#"$moddir"/}"
 done
 for f in modules.order modules.builtin modules.builtin.modinfo; do
