@@ -98,7 +98,7 @@ for m in "${mods[@]}"; do
 	modprobe ${modbase:+-d "$modbase"} -S "$kver" --show-depends "$m" 2>/dev/null || echo "mkinitramfs: no module $m" >&2
 done
 # Only on kernels that have them (the debug kernel's checker self-check).
-for m in kmemleak-test test_kasan_module; do
+for m in kmemleak-test kasan_test_module; do
 	modprobe ${modbase:+-d "$modbase"} -S "$kver" --show-depends "$m" 2>/dev/null || true
 done
 } | awk '$1 == "insmod" {print $2}' | sort -u | while read -r f; do

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Guest half of selfcheck.sh: KASAN's module test makes out-of-bounds
 # accesses on purpose (it refuses to stay loaded: its init returns -EAGAIN).
-modprobe test_kasan_module 2>/dev/null
+modinfo kasan_test_module >/dev/null || exit 1
+modprobe kasan_test_module 2>/dev/null
 echo "loaded" >/out/kasan
 exit 0
