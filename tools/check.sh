@@ -6,7 +6,8 @@
 #   tools/check.sh [all|host|guest|debug]
 #
 # debug (make check-debug): the guest selftests plus the stress set on the
-# debug kernel (tools/debugkernel/), with the lane's own self-check.
+# debug kernel (tools/debugkernel/), with the lane's own self-check; all
+# ends with it too (one stress round) unless MROCE_CHECK_DEBUG=0.
 #
 # Each suite emits KTAP (or is ctest, whose per-test lines are converted);
 # every top-level "ok"/"not ok" line counts once.  A suite that exits non-zero
@@ -87,6 +88,12 @@ if [ "$mode" = all ] || [ "$mode" = guest ]; then
 	fi
 fi
 
+# make check includes the debug lane with one stress round (README, "Debug
+# kernel"); MROCE_CHECK_DEBUG=0 leaves it out, make check-debug runs it in full.
+if [ "$mode" = all ] && [ "${MROCE_CHECK_DEBUG:-1}" != 0 ]; then
+	mode=debug
+	export MROCE_STRESS_ROUNDS=${MROCE_STRESS_ROUNDS:-1}
+fi
 if [ "$mode" = debug ]; then
 	t0=$(date +%s)
 	if denv=$("$top/tools/debugkernel/env.sh"); then

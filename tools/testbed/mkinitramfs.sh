@@ -74,7 +74,7 @@ extra_libs=(libstdc++.so.6 libgcc_s.so.1 libm.so.6 libibverbs.so.1 librdmacm.so.
 	libnl-route-3.so.200 libgtest.so libgtest_main.so libgmock.so)
 libs=()
 for l in "${extra_libs[@]}"; do
-	p=$(ldconfig -p | awk -v n="$l" '$1 == n && /x86-64/ {print $NF; exit}')
+	p=$(ldconfig -p | awk -v n="$l" '$1 == n && /x86-64/ && !f {print $NF; f = 1}')
 	[ -n "$p" ] && libs+=("$p")
 done
 while read -r l; do libs+=("$l"); done < <(
