@@ -19,7 +19,7 @@ KVER ?= $(shell k=$$(uname -r); if [ -e /lib/modules/$$k/build/Makefile ]; then 
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all help setup module userspace check check-host check-guest demo install uninstall \
-	clean checkpatch bench fuzz sim
+	clean checkpatch bench fuzz sim check-debug
 
 all: module userspace
 
@@ -27,6 +27,7 @@ help:
 	@echo "make            build the kernel module (KVER=$(KVER)) and the userspace parts"
 	@echo "make setup      install missing Debian packages (tools/setup.sh)"
 	@echo "make check      setup + build + every test (host and QEMU guests)"
+	@echo "make check-debug  guest selftests + stress on the KASAN/lockdep/kmemleak debug kernel"
 	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
 	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so and mroce.driver"
 	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
@@ -64,6 +65,12 @@ check-guest: all
 check: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/tools/check.sh all
+
+# The debug kernel lane (tools/debugkernel/README.md): builds or reuses it,
+# builds the module against it, runs the guest selftests and the stress set.
+check-debug: setup
+	@$(MAKE) --no-print-directory userspace
+	@$(TOP)/tools/check.sh debug
 
 demo: setup
 	@$(MAKE) --no-print-directory all

@@ -16,5 +16,19 @@ if [ "${1:-}" = --out ]; then
 	shift 2
 fi
 mkdir -p "$out"
+# Passed on to the guest: MROCE_STRESS(_ROUNDS), and MROCE_KO (a host path in
+# this tree: the module to test, e.g. one built for the debug kernel).
+# The kernel: tb's MROCE_TB_KERNEL/MROCE_TB_MODULES/MROCE_TB_APPEND.
+env=()
+for v in MROCE_STRESS MROCE_STRESS_ROUNDS; do
+	[ -n "${!v:-}" ] && env+=(--env "$v=${!v}")
+done
+if [ -n "${MROCE_KO:-}" ]; then
+	ko=$(realpath "$MROCE_KO") || { echo "selftests: no module $MROCE_KO" >&2; exit 2; }
+	case "$ko" in
+	"$top"/*) env+=(--env "MROCE_KO=/mroce/${ko#"$top"/}") ;;
+	*) echo "selftests: MROCE_KO must be inside $top (the guest sees only the tree)" >&2; exit 2 ;;
+	esac
+fi
 exec "$top/tools/testbed/tb" run --quiet --out "$out" --timeout "${MROCE_SELFTEST_TIMEOUT:-1200}" \
-	"$top/selftests/mroce/run_guest.sh" "$@"
+	"${env[@]}" "$top/selftests/mroce/run_guest.sh" "$@"

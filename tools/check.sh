@@ -3,7 +3,11 @@
 #
 # tools/check.sh - run every test suite and print one summary.
 #
-#   tools/check.sh [all|host|guest]
+#   tools/check.sh [all|host|guest|debug]
+#
+# debug (make check-debug): the guest selftests plus the stress set on the
+# debug kernel (tools/debugkernel/), with the lane's own self-check; all
+# ends with it too (one stress round) when MROCE_CHECK_DEBUG=1.
 #
 # Each suite emits KTAP (or is ctest, whose per-test lines are converted);
 # every top-level "ok"/"not ok" line counts once.  A suite that exits non-zero
@@ -82,6 +86,26 @@ if [ "$mode" = all ] || [ "$mode" = guest ]; then
 	if [ -x "$top/selftests/run_pair.sh" ]; then
 		suite selftests-pair "$top/selftests/run_pair.sh" --out "$logs/pair"
 	fi
+fi
+
+# make check leaves the debug lane out unless MROCE_CHECK_DEBUG=1 (README,
+# "Debug kernel"); make check-debug runs it in full.
+if [ "$mode" = all ] && [ "${MROCE_CHECK_DEBUG:-0}" != 0 ]; then
+	mode=debug
+	export MROCE_STRESS_ROUNDS=${MROCE_STRESS_ROUNDS:-1}
+fi
+if [ "$mode" = debug ]; then
+	t0=$(date +%s)
+	if denv=$("$top/tools/debugkernel/env.sh"); then
+		eval "$denv"
+		echo "== debug kernel $MROCE_DEBUG_KREL, module $MROCE_KO ($(($(date +%s) - t0)) s)"
+		suite debug-selfcheck "$top/tools/debugkernel/selfcheck.sh"
+		MROCE_STRESS=1 suite selftests-debug "$top/selftests/run.sh" --out "$logs/guest-debug"
+	else
+		fail=$((fail + 1))
+		failed_names+=("debug-kernel: building the debug kernel or the module failed")
+	fi
+	echo "== check-debug took $(($(date +%s) - t0)) s"
 fi
 
 echo

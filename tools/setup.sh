@@ -18,6 +18,7 @@ pkgs=(
 	linux-source-6.1 xz-utils
 	clang-14 libclang-rt-14-dev
 	gnuplot-nox ucx-utils
+	ccache flex bison bc libelf-dev libssl-dev
 )
 
 kver_file=/var/lib/mroce-kver

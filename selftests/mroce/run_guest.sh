@@ -2,11 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Runs inside a testbed guest: every selftests/mroce/test_*.sh (or those
 # named as arguments) in order, as one KTAP stream.
-. /mroce/tools/testbed/guest/lib.sh
+. /mroce/selftests/mroce/lib.sh
 here=$(dirname "$0")
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(test_module.sh test_link.sh test_verbs.sh test_rc.sh test_ud_cm.sh test_verify.sh test_unload_busy.sh test_unload_traffic.sh)
+if [ ${#tests[@]} -eq 0 ]; then
+	tests=(test_module.sh test_link.sh test_verbs.sh test_rc.sh test_ud_cm.sh test_verify.sh
+	       test_unload_busy.sh test_unload_traffic.sh)
+	# The checker-oriented stress set: about 20 s on the Debian kernel, so
+	# always on; MROCE_STRESS=0 leaves it out.
+	[ "${MROCE_STRESS:-1}" != 0 ] && tests+=(test_stress.sh)
+fi
 echo "KTAP version 1"
+echo "# kernel $(uname -r), module $MROCE_KO"
 for t in "${tests[@]}"; do
 	echo "# selftests: mroce: $t"
 	bash "$here/$t" || tb_not_ok "$t" "exited with $?"

@@ -3,7 +3,9 @@
 #
 # /init of the testbed guest (busybox ash).  Mounts the shares, sets up the
 # role's network, runs /out/.tb/run (written by tools/testbed/tb) with
-# bash, records its exit status and the kernel log, and powers off.
+# bash, records its exit status and the kernel log, and powers off.  On a
+# kernel with kmemleak (the debug kernel) the leaks suspected at boot are
+# cleared before the script, and a scan after it goes to /out/.tb/kmemleak.
 #
 # Kernel command line: tb.mode=run|probe tb.role=single|a|b tb.ip=ADDR/LEN
 # tb.hostroot=1
@@ -66,6 +68,11 @@ if [ "$hostroot" = 1 ]; then
 		/bin/busybox mount --rbind /$d $root/$d
 	done
 fi
+kml=/sys/kernel/debug/kmemleak
+if [ -w $kml ]; then
+	echo scan >$kml
+	echo clear >$kml
+fi
 echo "TB-START role=$role"
 # ulimit -l for memory registration; output to the console and to /out.
 if [ -n "$root" ]; then
@@ -76,6 +83,13 @@ else
 		</dev/null 2>&1 | /bin/busybox tee /out/.tb/stdout
 fi
 rc=$(/bin/busybox cat /tmp/.tb_rc 2>/dev/null || echo 125)
+if [ -w $kml ]; then
+	# Objects younger than 5 s are never reported: let the last ones age.
+	/bin/busybox sleep 6
+	echo scan >$kml
+	/bin/busybox cat $kml >/out/.tb/kmemleak
+	echo "TB-KMEMLEAK $(/bin/busybox grep -c '^unreferenced object' /out/.tb/kmemleak) suspected leaks"
+fi
 /bin/busybox dmesg >/out/.tb/dmesg
 echo "$rc" >/out/.tb/rc
 echo "TB-DONE rc=$rc"

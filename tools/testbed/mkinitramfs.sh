@@ -1,20 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# mkinitramfs.sh KVER OUT - build the testbed initramfs from installed
-# packages: busybox, the kernel modules the tests need (with everything they
+# mkinitramfs.sh KVER OUT [MODDIR] - build the testbed initramfs from installed
+# packages (modules from MODDIR=BASE/lib/modules/KVER when given, e.g. the
+# debug kernel's, else from /lib/modules/KVER): busybox, the kernel modules the tests need (with everything they
 # depend on), the RDMA/perftest/iproute2 userland with its libraries, and
 # tools/testbed/init.sh as /init.  mroce's own module and provider are NOT
 # included: guests load them from the shared source tree.
 set -euo pipefail
 kver=$1
 out=$2
+moddir=${3:-/lib/modules/$kver}
+modbase=${moddir%/lib/modules/"$kver"}
+[ "$modbase/lib/modules/$kver" = "$moddir" ] || { echo "mkinitramfs: $moddir is not BASE/lib/modules/$kver" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(mktemp -d "${TMPDIR:-/tmp}/mroce-initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 
 die() { echo "mkinitramfs: $*" >&2; exit 2; }
-[ -d "/lib/modules/$kver/kernel" ] || die "no modules for $kver (run tools/setup.sh)"
+[ -d "$moddir/kernel" ] || die "no modules for $kver (run tools/setup.sh)"
 [ -x /bin/busybox ] || die "busybox-static is not installed (run tools/setup.sh)"
 
 mkdir -p "$root"/{bin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,mroce,out,hostroot,root,var/tmp}
@@ -70,7 +74,7 @@ extra_libs=(libstdc++.so.6 libgcc_s.so.1 libm.so.6 libibverbs.so.1 librdmacm.so.
 	libnl-route-3.so.200 libgtest.so libgtest_main.so libgmock.so)
 libs=()
 for l in "${extra_libs[@]}"; do
-	p=$(ldconfig -p | awk -v n="$l" '$1 == n && /x86-64/ {print $NF; exit}')
+	p=$(ldconfig -p | awk -v n="$l" '$1 == n && /x86-64/ && !f {print $NF; f = 1}')
 	[ -n "$p" ] && libs+=("$p")
 done
 while read -r l; do libs+=("$l"); done < <(
@@ -89,13 +93,19 @@ mods=(virtio_pci virtio_net virtio_console virtio_blk 9pnet_virtio 9p veth dummy
 	cls_matchall act_mirred act_gact ib_core ib_uverbs rdma_ucm rdma_cm ib_cm iw_cm ib_umad
 	rdma_rxe udp_tunnel ip6_udp_tunnel crc32_generic crc32-pclmul crc32c_generic crc32c-intel
 	nf_tables)
+{
 for m in "${mods[@]}"; do
-	modprobe -S "$kver" --show-depends "$m" 2>/dev/null || echo "mkinitramfs: no module $m" >&2
-done | awk '$1 == "insmod" {print $2}' | sort -u | while read -r f; do
-	install -D -m 0644 "$f" "$root$f"
+	modprobe ${modbase:+-d "$modbase"} -S "$kver" --show-depends "$m" 2>/dev/null || echo "mkinitramfs: no module $m" >&2
+done
+# Only on kernels that have them (the debug kernel's checker self-check).
+for m in kmemleak-test kasan_test_module; do
+	modprobe ${modbase:+-d "$modbase"} -S "$kver" --show-depends "$m" 2>/dev/null || true
+done
+} | awk '$1 == "insmod" {print $2}' | sort -u | while read -r f; do
+	install -D -m 0644 "$f" "$root/usr/lib/modules/$kver/${f#"$moddir"/}"
 done
 for f in modules.order modules.builtin modules.builtin.modinfo; do
-	[ -f "/lib/modules/$kver/$f" ] && cp "/lib/modules/$kver/$f" "$root/usr/lib/modules/$kver/"
+	[ -f "$moddir/$f" ] && cp "$moddir/$f" "$root/usr/lib/modules/$kver/"
 done
 depmod -b "$root" "$kver"
 

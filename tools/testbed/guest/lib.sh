@@ -7,7 +7,7 @@
 TB_KTAP_STATE=${TB_KTAP_STATE:-/tmp/.tb_ktap_n}
 TB_PROBLEMS='WARNING:|BUG:|Oops|KASAN|UBSAN|Call Trace|general protection fault|kernel BUG'
 TB_PROBLEMS+='|possible recursive locking|INFO: task .* blocked|circular locking|refcount_t:'
-TB_PROBLEMS+='|list_add corruption|list_del corruption|kmemleak'
+TB_PROBLEMS+='|list_add corruption|list_del corruption|kmemleak: .*suspected memory leak|unreferenced object 0x'
 
 # ---- KTAP ------------------------------------------------------------------
 # The result counter lives in a file so that every process of one guest run
