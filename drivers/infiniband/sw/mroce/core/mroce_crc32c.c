@@ -6,12 +6,13 @@
  * In the kernel the library's crc32c() does the work (the SSE4.2 crc32
  * instruction where the CPU has it): the ICRC is computed over every byte
  * of every packet, twice per hop.  Elsewhere (unit tests, fuzzers, the
- * simulator) a byte-wise table built on first use.  Both give the same
+ * simulator, kernels without CONFIG_LIBCRC32C) a byte-wise table built on
+ * first use.  Both give the same
  * result (unit test Pkt.Crc32cKnownAnswer).
  */
 #include "mroce_core.h"
 
-#ifdef __KERNEL__
+#if defined(__KERNEL__) && IS_ENABLED(CONFIG_LIBCRC32C)
 #include <linux/crc32c.h>
 
 u32 mroce_crc32c(u32 crc, const u8 *buf, u32 len)
