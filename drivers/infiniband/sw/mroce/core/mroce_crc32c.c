@@ -12,7 +12,14 @@
  */
 #include "mroce_core.h"
 
-#if defined(__KERNEL__) && IS_ENABLED(CONFIG_LIBCRC32C)
+#ifdef __KERNEL__
+#include <linux/kconfig.h>
+#if IS_ENABLED(CONFIG_LIBCRC32C)
+#define MROCE_CRC32C_LIB
+#endif
+#endif
+
+#ifdef MROCE_CRC32C_LIB
 #include <linux/crc32c.h>
 
 u32 mroce_crc32c(u32 crc, const u8 *buf, u32 len)
