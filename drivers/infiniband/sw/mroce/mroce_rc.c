@@ -151,22 +151,29 @@ static void mroce_rc_req_done(struct mroce_qp *qp, u32 idx, u32 status,
 {
 	struct mroce_send_wqe *w = mroce_sq_shadow(qp, idx);
 	struct mroce_cqe cqe = { };
+	bool signal;
 
 	if (WARN_ON_ONCE(idx != qp->sq_done))
 		return;
-	if (status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-	    (w->send_flags & MROCE_SEND_SIGNALED)) {
+	signal = status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+		 (w->send_flags & MROCE_SEND_SIGNALED);
+	if (signal) {
 		cqe.wr_id = w->wr_id;
 		cqe.status = status;
 		cqe.opcode = mroce_req_wc_opcode(mroce_wop_of(w->opcode));
 		cqe.byte_len = byte_len;
 		cqe.qp_num = qp->ibqp.qp_num;
 		cqe.port_num = 1;
-		mroce_cq_push(to_mcq(qp->ibqp.send_cq), &cqe, false, dp);
 	}
 	qp->sq_done++;
-	/* The slot's WQE was read before the provider may reuse it. */
+	/*
+	 * The slot's WQE was read before the provider may reuse it.  Publish
+	 * the free slot before the CQE: a consumer that polls the completion
+	 * and posts again at once must find room in the ring.
+	 */
 	smp_store_release(&qp->sq.ctl->consumer, qp->sq_done);
+	if (signal)
+		mroce_cq_push(to_mcq(qp->ibqp.send_cq), &cqe, false, dp);
 	/*
 	 * May run inside a core callback: only mark the QP, the end of the
 	 * step (mroce_rc_step()) stops the connection and flushes.
@@ -185,13 +192,15 @@ void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 	cqe->wr_id = mroce_rq_shadow(qp, qp->rq_done)->wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
 	cqe->port_num = 1;
-	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
 	qp->rq_done++;
-	/* SRQ WQEs were released when taken (mroce_srq_take()). */
-	if (qp->ibqp.srq)
-		return;
-	/* The WQE was copied out before the provider may reuse its slot. */
-	smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+	/*
+	 * SRQ WQEs were released when taken (mroce_srq_take()).  Otherwise the
+	 * WQE was copied out, so its slot is free; publish that before the
+	 * CQE so a consumer that reposts from its poll loop finds room.
+	 */
+	if (!qp->ibqp.srq)
+		smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
 }
 
 static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
