@@ -155,6 +155,7 @@ struct mroce_deth {
 };
 
 #define MROCE_SACK_BITS		256
+#define MROCE_RNR_TIMER_MAX	31
 #define MROCE_SACK_WORDS	(MROCE_SACK_BITS / 64)
 
 /*
@@ -166,7 +167,9 @@ struct mroce_deth {
  * 16 cum_dsn    every DSN below it was received on the connection
  * 20 cmpl_msn   every MSN below it completed at the receiver
  * 24 syndrome   enum mroce_syndrome
- * 25 rnr_timer  RNR: retry after (rnr_timer + 1) * 10 microseconds
+ * 25 rnr_timer  RNR: the wait before a retry as a verbs RNR timer code,
+ *               0..MROCE_RNR_TIMER_MAX (1: 10 us ... 31: 491.52 ms,
+ *               0: 655.36 ms); zero unless syndrome is RNR
  * 26 rsvd (be16, zero)
  * 28 rsvd (be32, zero)
  * 32 sack[32]   bit i (byte i / 8, bit i % 8, LSB first) is set when

@@ -155,6 +155,37 @@ TEST(Cc, DelayAboveTargetCutsWindow)
 	EXPECT_GE(cwnd_after_round(false, 30 * kUs), p.cwnd_init);
 }
 
+TEST(Params, UpdateChangesOnlyTheRtsFields)
+{
+	Endpoint e;
+	mroce_params ok;
+	mroce_params_default(&ok);
+	ASSERT_EQ(e.init(ok, 0), 0);
+	mroce_params u = ok;
+	u.retry_budget = 3;
+	u.rnr_retry = 5;
+	u.min_rnr_timer = 12;
+	u.rto_init_ns = 67 * kMs;
+	u.rto_max_ns = 67 * kMs;
+	u.probe_ns = 67 * kMs;
+	u.num_paths = 3;		/* not an RTS field: ignored */
+	EXPECT_EQ(mroce_conn_update(e.conn.get(), &u), 0);
+	EXPECT_EQ(e.conn->p.retry_budget, 3u);
+	EXPECT_EQ(e.conn->p.rnr_retry, 5);
+	EXPECT_EQ(e.conn->p.min_rnr_timer, 12);
+	EXPECT_EQ(e.conn->p.rto_init_ns, 67 * kMs);
+	EXPECT_EQ(e.conn->p.probe_ns, 67 * kMs);
+	EXPECT_EQ(e.conn->p.num_paths, ok.num_paths);
+	mroce_params bad = u;
+	bad.rnr_retry = 9;
+	EXPECT_EQ(mroce_conn_update(e.conn.get(), &bad), MROCE_E_INVAL);
+	bad = u;
+	bad.rto_init_ns = bad.rto_max_ns + 1;
+	EXPECT_EQ(mroce_conn_update(e.conn.get(), &bad), MROCE_E_INVAL);
+	EXPECT_EQ(e.conn->p.rnr_retry, 5);	/* unchanged by the refusals */
+	EXPECT_EQ(e.conn->p.rto_init_ns, 67 * kMs);
+}
+
 TEST(Params, InitRejectsInvalid)
 {
 	Endpoint e;
@@ -179,6 +210,8 @@ TEST(Params, InitRejectsInvalid)
 	EXPECT_EQ(bad([](auto &p) { p.cwnd_min = p.cwnd_init + 1; }), MROCE_E_INVAL);
 	EXPECT_EQ(bad([](auto &p) { p.dqpn = 1u << 24; }), MROCE_E_INVAL);
 	EXPECT_EQ(bad([](auto &p) { p.ack_every = 0; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.rnr_retry = 8; }), MROCE_E_INVAL);
+	EXPECT_EQ(bad([](auto &p) { p.min_rnr_timer = 32; }), MROCE_E_INVAL);
 	EXPECT_EQ(mroce_conn_init(e.conn.get(), nullptr, nullptr, nullptr, 0),
 		  MROCE_E_INVAL);
 }

@@ -398,6 +398,8 @@ TEST(Pkt, RejectAckFields)
 	expect_reject(a, MROCE_E_FIELD, nullptr, "rnr_timer without RNR");
 	a.ack.syndrome = MROCE_SYN_RNR;
 	EXPECT_EQ(parse(build(a)), 0);
+	a.ack.rnr_timer = MROCE_RNR_TIMER_MAX + 1;
+	expect_reject(a, MROCE_E_FIELD, nullptr, "rnr_timer code past 31");
 	a = ack_pkt();
 	a.ack.cum_psn = 1001;
 	expect_reject(a, MROCE_E_FIELD, nullptr, "cum > high");

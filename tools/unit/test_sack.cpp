@@ -241,3 +241,42 @@ TEST(Dedupe, RnrIsNotAcknowledged)
 	ASSERT_EQ(pr.a.cqes.size(), 1u);
 	EXPECT_EQ(pr.a.cqes[0].status, 0u);
 }
+
+/*
+ * rnr_retry 2: the message survives two RNR rounds and fails with
+ * RNR_RETRY_EXC on the third; the wait follows the peer's timer code.
+ */
+TEST(Dedupe, RnrRetryExceeded)
+{
+	mroce_params pa = one_path_params();
+	pa.rnr_retry = 2;
+	mroce_params pb = one_path_params();
+	pb.min_rnr_timer = 14;		/* 1.28 ms */
+	Pair pr(pa, pb);
+	mroce_wr wr{};
+	wr.op = MROCE_WOP_SEND;
+	wr.length = 10;
+	ASSERT_EQ(pr.a.post(wr, std::vector<uint8_t>(10, 3), 0), 0);
+	uint64_t now = 0;
+	for (int round = 0; round < 3; round++) {
+		auto pk = drain(pr.a, now);
+		ASSERT_EQ(pk.size(), 1u) << "round " << round;
+		EXPECT_EQ(deliver(pr.b, pk[0], now + 1000), 0);
+		auto acks = drain(pr.b, now + 1000);
+		ASSERT_GE(acks.size(), 1u);
+		mroce_pkt nak = parse1(acks[0]);
+		EXPECT_EQ(nak.ack.syndrome, MROCE_SYN_RNR);
+		EXPECT_EQ(nak.ack.rnr_timer, 14);
+		for (auto &w : acks)
+			deliver(pr.a, w, now + 2000);
+		if (round < 2) {
+			EXPECT_TRUE(pr.a.cqes.empty()) << "round " << round;
+			EXPECT_TRUE(drain(pr.a, now + 2000 + kMs).empty());
+			now = mroce_conn_next_timer(pr.a.conn.get());
+			EXPECT_GE(now, 2000 + 1280 * kUs);
+		}
+	}
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, (uint32_t)MROCE_ST_RNR_RETRY_EXC);
+	EXPECT_EQ(pr.a.conn->st.rnr_rounds, 3u);
+}

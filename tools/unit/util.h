@@ -79,10 +79,11 @@ inline bool is_op(const Wire &w, uint8_t op)
 // A pair of endpoints wired by hand (no channel).
 struct Pair {
 	Endpoint a, b;
-	explicit Pair(const mroce_params &p)
+	explicit Pair(const mroce_params &p) : Pair(p, p) {}
+	/* Each end with its own parameters (b's seed is made distinct). */
+	Pair(const mroce_params &pa, mroce_params pb)
 	{
-		mroce_params pa = p, pb = p;
-		pb.seed = p.seed + 1;
+		pb.seed = pa.seed + 1;
 		EXPECT_EQ(a.init(pa, 0), 0);
 		EXPECT_EQ(b.init(pb, 0), 0);
 	}

@@ -208,8 +208,9 @@ int to_rts(End &e, const End &peer, uint8_t rnr_retry = 7)
 	return 0;
 }
 
-// (Re)create and connect the QP pair; CQs are drained first.
-bool connect(End &a, End &b)
+// (Re)create and connect the QP pair; CQs are drained first.  a_rnr_retry is
+// a's verbs rnr_retry (7: retry forever).
+bool connect(End &a, End &b, uint8_t a_rnr_retry = 7)
 {
 	a.qp.reset();
 	b.qp.reset();
@@ -220,7 +221,7 @@ bool connect(End &a, End &b)
 	}
 	a.qp = make_qp(a);
 	b.qp = make_qp(b);
-	return a.qp && b.qp && !to_rts(a, b) && !to_rts(b, a);
+	return a.qp && b.qp && !to_rts(a, b, a_rnr_retry) && !to_rts(b, a);
 }
 
 // Wait for one completion on e's CQ.
@@ -632,6 +633,21 @@ void errors(End &a, End &b, const Layout &lay)
 			  !std::memcmp(dst, "receiver not ready, then ready", 31);
 		ktap.result(ok, "SEND before any receive: RNR, retried, delivered once posted",
 			    early ? "completed before a receive was posted" : wc_str(wc));
+	}
+	// RNR with a finite budget: no receive ever comes, the SEND fails.
+	if (connect(a, b, 2)) {
+		std::vector<ibv_sge> s64{{reinterpret_cast<uintptr_t>(a.mem->data()), 64, a.mr->lkey}};
+		int rc = post_send(a, IBV_WR_SEND, s64, 3);
+		ibv_wc wc{};
+		bool ok = !rc && poll_one(a, wc) && wc.status == IBV_WC_RNR_RETRY_EXC_ERR &&
+			  wc.wr_id == 3;
+		ktap.result(ok, "SEND with no receive and rnr_retry 2: RNR retry exceeded",
+			    rc ? "post: " + std::string(std::strerror(rc)) : wc_str(wc));
+		ibv_qp_attr qa{};
+		ibv_qp_init_attr qi{};
+		ok = !ibv_query_qp(a.qp.get(), &qa, IBV_QP_STATE, &qi) && qa.qp_state == IBV_QPS_ERR;
+		ktap.result(ok, "rnr_retry exceeded: the QP is in error",
+			    "state " + std::to_string(qa.qp_state));
 	}
 	// Provider-side argument checks.
 	if (connect(a, b)) {

@@ -194,12 +194,14 @@ void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 	cqe->port_num = 1;
 	qp->rq_done++;
 	/*
-	 * SRQ WQEs were released when taken (mroce_srq_take()).  Otherwise the
-	 * WQE was copied out, so its slot is free; publish that before the
+	 * SRQ WQEs were released when taken (mroce_srq_take()).  Otherwise:
+	 * the WQE was copied out, so its slot is free; publish that before the
 	 * CQE so a consumer that reposts from its poll loop finds room.
 	 */
-	if (!qp->ibqp.srq)
+	if (!qp->ibqp.srq) {
+		/* Release: the WQE was read before the slot is reused. */
 		smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+	}
 	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
 }
 
@@ -798,6 +800,12 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p)
 	p->probe_ns = to;
 	p->rto_max_ns = max_t(u64, p->rto_max_ns, to);
 	p->retry_budget = qp->retry_cnt;
+	/*
+	 * RNR as verbs defines it: rnr_retry rounds per message (7: forever),
+	 * and min_rnr_timer is the wait our NAKs ask of the peer.
+	 */
+	p->rnr_retry = qp->rnr_retry;
+	p->min_rnr_timer = qp->min_rnr_timer;
 	p->seed = get_random_u64();
 }
 
@@ -828,6 +836,15 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		}
 		qp->rq_base = qp->rq_done;
 		qp->conn_live = true;
+	}
+	/*
+	 * timeout, retry_cnt and rnr_retry arrive with RTS (min_rnr_timer may
+	 * change in RTS): hand them to the live connection.  modify_qp range
+	 * checked them, so the update cannot be refused.
+	 */
+	if (next == IB_QPS_RTS && qp->conn_live) {
+		mroce_rc_params(qp, &p);
+		WARN_ON_ONCE(mroce_conn_update(qp->conn, &p));
 	}
 	if (next == IB_QPS_ERR) {
 		if (qp->conn_live)

@@ -22,6 +22,8 @@ void mroce_params_default(struct mroce_params *p)
 	p->ack_every = 4;
 	p->down_after_rtos = 3;
 	p->retry_budget = 7;
+	p->rnr_retry = MROCE_RNR_RETRY_INF;
+	p->min_rnr_timer = 4;
 	p->probe_ns = 1000000;
 	p->steer_ns = 1000000;
 	p->steer_factor_pct = 300;
@@ -49,6 +51,9 @@ static bool mroce_params_ok(const struct mroce_params *p)
 	if (!p->rto_min_ns || p->rto_min_ns > p->rto_init_ns ||
 	    p->rto_init_ns > p->rto_max_ns)
 		return false;
+	if (p->rnr_retry > MROCE_RNR_RETRY_INF ||
+	    p->min_rnr_timer > MROCE_RNR_TIMER_MAX)
+		return false;
 	if (!p->ack_every || !p->down_after_rtos || !p->probe_ns ||
 	    !p->steer_ns || p->steer_factor_pct < 100)
 		return false;
@@ -56,6 +61,25 @@ static bool mroce_params_ok(const struct mroce_params *p)
 	    p->cwnd_init > p->cwnd_max)
 		return false;
 	return true;
+}
+
+int mroce_conn_update(struct mroce_conn *c, const struct mroce_params *p)
+{
+	struct mroce_params n;
+
+	if (!c || !p)
+		return MROCE_E_INVAL;
+	n = c->p;
+	n.rto_init_ns = p->rto_init_ns;
+	n.rto_max_ns = p->rto_max_ns;
+	n.probe_ns = p->probe_ns;
+	n.retry_budget = p->retry_budget;
+	n.rnr_retry = p->rnr_retry;
+	n.min_rnr_timer = p->min_rnr_timer;
+	if (!mroce_params_ok(&n))
+		return MROCE_E_INVAL;
+	c->p = n;
+	return 0;
 }
 
 int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,

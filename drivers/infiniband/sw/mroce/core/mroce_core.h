@@ -34,6 +34,7 @@ extern "C" {
 /* Bounds (compile time).                                              */
 
 #define MROCE_MAX_PATHS		64	/* logical paths per connection */
+#define MROCE_RNR_RETRY_INF	7	/* rnr_retry value: retry forever */
 #define MROCE_PATH_WND		256	/* PSNs in flight per path (SACK) */
 #define MROCE_MAX_INFLIGHT	4096	/* DSNs in flight per connection */
 #define MROCE_MAX_MSGS		256	/* outstanding messages per direction */
@@ -195,6 +196,8 @@ struct mroce_params {
 	u32 ack_every;		/* ACK at least every N packets/path (4) */
 	u32 down_after_rtos;	/* consecutive RTOs -> path down (3) */
 	u32 retry_budget;	/* failed all-paths-down probe rounds (7) */
+	u8 rnr_retry;		/* RNR NAK rounds per message, 7: unlimited (7) */
+	u8 min_rnr_timer;	/* responder's RNR wait, verbs code 0..31 (4) */
 	u64 probe_ns;		/* probe interval of a down path (1 ms) */
 	u64 steer_ns;		/* steering evaluation period (1 ms) */
 	u32 steer_factor_pct;	/* outlier if metric > pct% of median (300) */
@@ -424,6 +427,8 @@ struct mroce_smsg {
 	u64 atomic_orig;
 	u32 first_dsn;		/* DSN of the first packet */
 	u8 resp_complete;	/* READ/ATOMIC: whole response received */
+	u8 rnr_rounds;		/* RNR NAK rounds taken so far */
+	u64 rnr_until_ns;	/* end of the current RNR round */
 	u8 segmented;
 	u8 done;
 	u8 status;
@@ -469,6 +474,7 @@ struct mroce_conn_stats {
 	u64 tx_data, tx_acks, tx_probes, tx_retx;
 	u64 rx_data, rx_acks, rx_dup, rx_drop;
 	u64 nak_tx, nak_rx;
+	u64 rnr_rounds;		/* RNR NAK rounds started (requester) */
 	u64 completions;
 };
 
@@ -526,6 +532,15 @@ struct mroce_conn {
  */
 int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
 		    const struct mroce_conn_ops *ops, void *ctx, u64 now_ns);
+
+/*
+ * Change, on a live connection, the parameters verbs sets only when the QP
+ * goes to RTS (or changes in RTS): rto_init_ns, rto_max_ns, probe_ns,
+ * retry_budget, rnr_retry and min_rnr_timer are taken from p, the rest of p
+ * is ignored.  Timers already armed keep their deadline.  Returns 0, or
+ * MROCE_E_INVAL (and changes nothing) when the result would be invalid.
+ */
+int mroce_conn_update(struct mroce_conn *c, const struct mroce_params *p);
 
 /* Queue a WR.  Returns 0, MROCE_E_NOSPC (queue full), MROCE_E_INVAL or
  * MROCE_E_STATE.

@@ -188,7 +188,8 @@ static int mroce_parse_ack(const u8 *p, struct mroce_ack *a)
 		return MROCE_E_RSVD;
 	if (a->syndrome > MROCE_SYN_MAX)
 		return MROCE_E_FIELD;
-	if (a->rnr_timer && a->syndrome != MROCE_SYN_RNR)
+	if ((a->rnr_timer && a->syndrome != MROCE_SYN_RNR) ||
+	    a->rnr_timer > MROCE_RNR_TIMER_MAX)
 		return MROCE_E_FIELD;
 	for (i = 0; i < MROCE_SACK_WORDS; i++) {
 		u64 w = 0;

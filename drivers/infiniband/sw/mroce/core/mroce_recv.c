@@ -11,8 +11,6 @@
  */
 #include "mroce_internal.h"
 
-/* RNR NAK timer code: retry after (code + 1) * 10 us. */
-#define MROCE_RNR_TIMER		4
 
 /* ---------------------------------------------------------------- */
 /* Per-path scoreboard.                                              */
@@ -516,7 +514,7 @@ int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		tx->pkt.msn = c->nak_msn;
 		tx->pkt.ack.syndrome = c->nak_syn;
 		if (c->nak_syn == MROCE_SYN_RNR)
-			tx->pkt.ack.rnr_timer = MROCE_RNR_TIMER;
+			tx->pkt.ack.rnr_timer = c->p.min_rnr_timer;
 		return 1;
 	}
 	if (c->state != MROCE_CONN_OK)

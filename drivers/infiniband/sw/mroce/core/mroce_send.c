@@ -14,7 +14,13 @@
 
 #define MROCE_LOSS_G_SHIFT	6	/* loss EWMA gain 1/64 per packet */
 #define MROCE_RTT_SANE_NS	10000000000ULL	/* ignore samples > 10 s */
-#define MROCE_RNR_UNIT_NS	10000u	/* rnr_timer unit: 10 us */
+
+/* RNR timer codes (ACKETH rnr_timer, verbs min_rnr_timer) in microseconds. */
+static const u32 mroce_rnr_wait_us[MROCE_RNR_TIMER_MAX + 1] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960,
+	61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
 
 static bool mroce_wop_needs_resp(u32 op)
 {
@@ -390,16 +396,34 @@ static u32 mroce_syn_status(u8 syn)
 	}
 }
 
+/*
+ * An RNR NAK for one packet of a request.  The first NAK after a message's
+ * last RNR wait ended opens a new round; NAKs for its other packets that
+ * arrive during the wait belong to the same round.  More than rnr_retry
+ * rounds (7: unlimited) fail the message with RNR_RETRY_EXC.
+ */
 static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
 			   const struct mroce_pkt *pkt, u64 now)
 {
 	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, pkt->dsn);
 	struct mroce_psn_ent *e = &p->win[pkt->psn % MROCE_PATH_WND];
-	u64 until = now + (u64)(pkt->ack.rnr_timer + 1) * MROCE_RNR_UNIT_NS;
+	u64 until = now + (u64)mroce_rnr_wait_us[pkt->ack.rnr_timer] * 1000;
+	struct mroce_smsg *m;
 
 	if (!mroce_dsn_in_flight(c, pkt->dsn) || ent->dsn != pkt->dsn ||
-	    ent->state == MROCE_DSN_DELIVERED)
+	    ent->state == MROCE_DSN_DELIVERED || ent->resp ||
+	    ent->msn - c->msn_una >= c->msn_nxt - c->msn_una)
 		return;
+	m = mroce_smsg_of(c, ent->msn);
+	if (now >= m->rnr_until_ns) {
+		c->st.rnr_rounds++;
+		if (c->p.rnr_retry != MROCE_RNR_RETRY_INF &&
+		    ++m->rnr_rounds > c->p.rnr_retry) {
+			mroce_send_fatal(c, ent->msn, MROCE_ST_RNR_RETRY_EXC);
+			return;
+		}
+		m->rnr_until_ns = until;
+	}
 	if (pkt->psn - p->snd_una < p->snd_nxt - p->snd_una && e->live &&
 	    e->dsn == pkt->dsn)
 		mroce_psn_resolve(p, e);	/* refused, not lost: no CC */
