@@ -407,7 +407,9 @@ static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
 {
 	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, pkt->dsn);
 	struct mroce_psn_ent *e = &p->win[pkt->psn % MROCE_PATH_WND];
-	u64 until = now + (u64)mroce_rnr_wait_us[pkt->ack.rnr_timer] * 1000;
+	/* the parser bounds rnr_timer; the clamp keeps unparsed input safe */
+	u8 code = min_t(u8, pkt->ack.rnr_timer, MROCE_RNR_TIMER_MAX);
+	u64 until = now + (u64)mroce_rnr_wait_us[code] * 1000;
 	struct mroce_smsg *m;
 
 	if (!mroce_dsn_in_flight(c, pkt->dsn) || ent->dsn != pkt->dsn ||
