@@ -164,11 +164,13 @@ psum() {
 }
 # Columns of the paths file.
 C_SPORT=3 C_STATE=4 C_SRTT=5 C_TX=9 C_LOST=12 C_RETX=13 C_RTOS=14 C_STEERS=16 C_DOWNS=17 C_ECN=18
+C_SPUR=20 C_REO=21
 
 pstats() {
 	local f=$1
 	echo "# paths: tx $(psum "$f" $C_TX) lost $(psum "$f" $C_LOST) retx $(psum "$f" $C_RETX)" \
-		"rtos $(psum "$f" $C_RTOS) steers $(psum "$f" $C_STEERS) downs $(psum "$f" $C_DOWNS)" \
+		"rtos $(psum "$f" $C_RTOS) spurious $(psum "$f" $C_SPUR) steers $(psum "$f" $C_STEERS) downs $(psum "$f" $C_DOWNS)" \
+		"max_reo_us $(awk -v c=$C_REO 'NR > 1 && $c > m {m = $c} END {print m + 0}' "$f")" \
 		"ecn_paths $(awk -v c=$C_ECN 'NR > 1 && $c > 0 {n++} END {print n + 0}' "$f")"
 }
 
@@ -193,14 +195,26 @@ sc_ecmp() {
 		[ $cnt -gt 50 ] && used=$((used + 1))
 	done
 	pstats "$log/ecmp.paths"
-	local retx tx
+	local retx tx lost spur
 	retx=$(psum "$log/ecmp.paths" $C_RETX)
 	tx=$(psum "$log/ecmp.paths" $C_TX)
-	# Nothing is dropped: every retransmission is spurious.
-	if [ "$tx" -gt 0 ] && [ $((retx * 100)) -lt $((tx * 2)) ]; then
-		tb_ok "fabric: lossless: spurious retransmissions $retx of $tx (< 2%)"
+	lost=$(psum "$log/ecmp.paths" $C_LOST)
+	spur=$(psum "$log/ecmp.paths" $C_SPUR)
+	# Nothing is dropped, so every loss the sender declared (host stalls
+	# under TCG make some) must be proven spurious by a later SACK of the
+	# original: the detector is checked, not the host's timing.  (The
+	# spurious retransmission ratio is a make bench figure.)  A few
+	# verdicts may stay unproven when the SACK range moved on first.
+	if [ $((spur * 10)) -ge $((lost * 9)) ]; then
+		tb_ok "fabric: lossless: $spur of $lost declared losses proven spurious by SACK"
 	else
-		tb_not_ok "fabric: lossless: spurious retransmissions < 2%" "$retx of $tx packets retransmitted, $(psum "$log/ecmp.paths" $C_RTOS) RTOs, $(psum "$log/ecmp.paths" $C_DOWNS) path downs with no loss"
+		tb_not_ok "fabric: lossless: declared losses are proven spurious by SACK" "$spur of $lost"
+	fi
+	# A retransmission storm would be a bug whatever the host's timing.
+	if [ "$tx" -gt 0 ] && [ $((retx * 100)) -lt $((tx * 25)) ]; then
+		tb_ok "fabric: lossless: $retx of $tx packets retransmitted (no storm, < 25%)"
+	else
+		tb_not_ok "fabric: lossless: no retransmission storm (< 25%)" "$retx of $tx packets retransmitted, $(psum "$log/ecmp.paths" $C_RTOS) RTOs, $(psum "$log/ecmp.paths" $C_DOWNS) path downs"
 	fi
 	local np
 	np=$(awk 'NR > 1' "$log/ecmp.paths" | wc -l)
@@ -287,12 +301,21 @@ sc_reorder() {
 	retx=$(psum "$log/reorder.paths" $C_RETX)
 	tx=$(psum "$log/reorder.paths" $C_TX)
 	echo "# reorder: goodput ratio to lossless $(awk -v a="${XFER_GOODPUT%% *}" -v b="${BASE%% *}" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "?"}'), spurious retransmissions $retx of $tx"
-	# Nothing was lost: retransmissions are spurious; RACK's reordering
-	# window should keep them rare (< 15%, TCG timing jitter included).
-	if [ "$tx" -gt 0 ] && [ $((retx * 100)) -lt $((tx * 15)) ]; then
-		tb_ok "fabric: reordering without loss: spurious retransmissions $retx of $tx (< 15%)"
+	# netem holds packets of one path for milliseconds: the sender's RACK
+	# verdicts are proven wrong by SACK and the path learns a reorder
+	# window of that size (spec 7.5), on some path at least.
+	local spur reo
+	spur=$(psum "$log/reorder.paths" $C_SPUR)
+	reo=$(awk -v c=$C_REO '$1 != "t" && $1 != "qpn" && $c > m {m = $c} END {print m + 0}' "$log/reorder.timeline" "$log/reorder.paths")
+	if [ "$spur" -gt 0 ] && [ "$reo" -ge 1000 ]; then
+		tb_ok "fabric: reordering: $spur spurious losses proven by SACK, reorder window learned up to $reo us"
 	else
-		tb_not_ok "fabric: reordering without loss: spurious retransmissions < 15%" "$retx of $tx"
+		tb_not_ok "fabric: reordering: the reorder window adapts to proven spurious losses" "spurious $spur, largest reorder window $reo us"
+	fi
+	if [ "$tx" -gt 0 ] && [ $((retx * 100)) -lt $((tx * 25)) ]; then
+		tb_ok "fabric: reordering without loss: $retx of $tx packets retransmitted (no storm, < 25%)"
+	else
+		tb_not_ok "fabric: reordering without loss: no retransmission storm (< 25%)" "$retx of $tx"
 	fi
 }
 

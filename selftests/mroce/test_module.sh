@@ -27,3 +27,19 @@ check "module is gone after rmmod" test ! -d /sys/module/rdma_mroce
 check "insmod udp_port=5000" mroce_load udp_port=5000
 check "udp_port=5000 is applied" grep -qx 5000 /sys/module/rdma_mroce/parameters/udp_port
 check "rmmod again" mroce_unload
+
+# The transport tunables: ranges enforced at load and at run time.
+pdir=/sys/module/rdma_mroce/parameters
+check_fails "insmod paths=0 is refused" insmod "$MROCE_KO" paths=0
+check_fails "insmod paths=65 is refused" insmod "$MROCE_KO" paths=65
+check_fails "insmod rto_min_us=5 is refused" insmod "$MROCE_KO" rto_min_us=5
+check "insmod paths=4 cc_target_us=500 rto_min_us=1000" mroce_load paths=4 cc_target_us=500 rto_min_us=1000
+check "paths=4 cc_target_us=500 rto_min_us=1000 are applied" \
+	bash -c "grep -qx 4 $pdir/paths && grep -qx 500 $pdir/cc_target_us && grep -qx 1000 $pdir/rto_min_us"
+check_fails "writing paths=65 at run time is refused" bash -c "echo 65 > $pdir/paths"
+check_fails "writing cc_target_us=0 at run time is refused" bash -c "echo 0 > $pdir/cc_target_us"
+check_fails "writing rto_min_us=abc at run time is refused" bash -c "echo abc > $pdir/rto_min_us"
+check "a refused write changes nothing" \
+	bash -c "grep -qx 4 $pdir/paths && grep -qx 500 $pdir/cc_target_us && grep -qx 1000 $pdir/rto_min_us"
+check "writing paths=16 at run time" bash -c "echo 16 > $pdir/paths && grep -qx 16 $pdir/paths"
+check "rmmod after the tunables" mroce_unload

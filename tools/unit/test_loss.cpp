@@ -79,6 +79,72 @@ TEST(Rack, LossDetectedAfterReorderWindowOnly)
 	EXPECT_LT(pstats(pr.a, 0).cwnd, pr.a.conn->p.cwnd_init);
 }
 
+/*
+ * A packet declared lost by RACK whose original then shows up in a SACK was
+ * only late: the loss is counted spurious and the path's reorder window
+ * grows (doubling from a quarter of min RTT, capped at srtt).
+ */
+TEST(Rack, SpuriousLossWidensReorderWindow)
+{
+	Pair pr(one_path_params());
+	uint64_t now = 0;
+	warm_up(pr, now, 100 * kUs);
+	uint64_t base = pstats(pr.a, 0).reo_wnd_ns;
+	EXPECT_EQ(base, 25 * kUs);
+	ASSERT_EQ(pr.a.post(write_wr(4096), std::vector<uint8_t>(4096, 2), now), 0);
+	auto pk = drain(pr.a, now);
+	ASSERT_EQ(pk.size(), 4u);
+	for (int i : {1, 2, 3})
+		deliver(pr.b, pk[i], now + 50 * kUs);
+	for (auto &w : drain(pr.b, now + 50 * kUs))
+		deliver(pr.a, w, now + 100 * kUs);
+	mroce_conn_timer(pr.a.conn.get(), now + 125 * kUs);
+	auto re = drain(pr.a, now + 125 * kUs);
+	ASSERT_EQ(re.size(), 1u);
+	EXPECT_EQ(pstats(pr.a, 0).lost_pkts, 1u);
+	EXPECT_EQ(pstats(pr.a, 0).spurious, 0u);
+	/* the original arrives after all, before the retransmission */
+	deliver(pr.b, pk[0], now + 130 * kUs);
+	for (auto &w : drain(pr.b, now + 130 * kUs))
+		deliver(pr.a, w, now + 140 * kUs);
+	EXPECT_EQ(pstats(pr.a, 0).spurious, 1u);
+	EXPECT_EQ(pstats(pr.a, 0).reo_wnd_ns, base + 25 * kUs);
+	/* the retransmission is a harmless duplicate; data placed once */
+	deliver(pr.b, re[0], now + 150 * kUs);
+	EXPECT_EQ(pr.b.dup_placements, 0);
+	EXPECT_EQ(pr.a.cqes.size(), 2u);
+}
+
+/*
+ * An RTO whose packet turns out to have arrived is counted spurious; the
+ * window cut stands (see the spec, 7.5).
+ */
+TEST(Rto, SpuriousRtoIsCounted)
+{
+	Pair pr(one_path_params());
+	uint64_t now = 0;
+	warm_up(pr, now, 100 * kUs);
+	uint32_t before = pstats(pr.a, 0).cwnd;
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 2), now), 0);
+	auto pk = drain(pr.a, now);
+	ASSERT_EQ(pk.size(), 1u);
+	/* the tail-loss probe goes first, then the RTO fires */
+	uint64_t t = 0;
+	for (int k = 0; k < 4 && !pstats(pr.a, 0).rtos; k++) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		mroce_conn_timer(pr.a.conn.get(), t);
+		EXPECT_EQ(drain(pr.a, t).size(), 1u);
+	}
+	EXPECT_EQ(pstats(pr.a, 0).rtos, 1u);
+	EXPECT_EQ(pstats(pr.a, 0).cwnd, pr.a.conn->p.cwnd_min);
+	deliver(pr.b, pk[0], t + 10 * kUs);	/* the original, late */
+	for (auto &w : drain(pr.b, t + 10 * kUs))
+		deliver(pr.a, w, t + 20 * kUs);
+	EXPECT_EQ(pstats(pr.a, 0).spurious, 1u);
+	EXPECT_LT(pstats(pr.a, 0).cwnd, before);
+	EXPECT_EQ(pstats(pr.a, 0).reo_wnd_ns, 25 * kUs);	/* RACK's is untouched */
+}
+
 TEST(Rack, OnlyLaterDeliveryOnSamePathTriggers)
 {
 	/* a delivery on path 1 says nothing about path 0 */

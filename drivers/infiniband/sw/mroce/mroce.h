@@ -506,7 +506,6 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 		 struct mroce_dp *dp);
-extern unsigned int mroce_num_paths;
 
 /* Shadows of the work queues, shared by RC and UD (lock held). */
 struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx);

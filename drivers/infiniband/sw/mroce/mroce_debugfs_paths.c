@@ -7,6 +7,7 @@
  *
  *   qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts
  *   tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm
+ *   spurious reo_us
  *
  * QPs are walked under RCU (destroy_qp erases the QP from qp_xa and waits
  * for a grace period before the connection is freed); each path's stats
@@ -30,7 +31,7 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 	u32 i, n;
 	bool ok;
 
-	seq_puts(s, "qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm\n");
+	seq_puts(s, "qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm spurious reo_us\n");
 	rcu_read_lock();
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		spin_lock_irqsave(&qp->lock, flags);
@@ -43,7 +44,7 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 			spin_unlock_irqrestore(&qp->lock, flags);
 			if (!ok)
 				break;
-			seq_printf(s, "%lu %u %u %s %llu %llu %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u\n",
+			seq_printf(s, "%lu %u %u %s %llu %llu %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu\n",
 				   qpn, i, st.sport,
 				   st.state == MROCE_PATH_UP ? "up" : "down",
 				   st.srtt_ns / 1000, st.min_rtt_ns / 1000,
@@ -51,7 +52,8 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 				   st.tx_bytes, st.delivered_pkts,
 				   st.lost_pkts, st.retx_pkts, st.rtos,
 				   st.tlps, st.steers, st.downs,
-				   st.ecn_frac_ppm, st.loss_frac_ppm);
+				   st.ecn_frac_ppm, st.loss_frac_ppm,
+				   st.spurious, st.reo_wnd_ns / 1000);
 		}
 	}
 	rcu_read_unlock();

@@ -153,6 +153,7 @@ int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
 	if (path >= c->p.num_paths || !out)
 		return MROCE_E_INVAL;
 	*out = c->path[path].st;
+	out->reo_wnd_ns = mroce_path_reo_wnd(c, &c->path[path]);
 	return 0;
 }
 

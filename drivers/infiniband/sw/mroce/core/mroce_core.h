@@ -36,6 +36,7 @@ extern "C" {
 #define MROCE_MAX_PATHS		64	/* logical paths per connection */
 #define MROCE_RNR_RETRY_INF	7	/* rnr_retry value: retry forever */
 #define MROCE_PATH_WND		256	/* PSNs in flight per path (SACK) */
+#define MROCE_LOST_HIST		16	/* lost PSNs remembered per path */
 #define MROCE_MAX_INFLIGHT	4096	/* DSNs in flight per connection */
 #define MROCE_MAX_MSGS		256	/* outstanding messages per direction */
 #define MROCE_MAX_RESP		64	/* READ/ATOMIC responses being sent */
@@ -365,6 +366,15 @@ struct mroce_path_stats {
 	u64 tlps;
 	u64 steers;
 	u64 downs;
+	u64 spurious;		/* losses later proven by a SACK of the original */
+	u64 reo_wnd_ns;		/* RACK reorder window (filled on export) */
+};
+
+/* A PSN declared lost, kept until a SACK proves or the window forgets it. */
+struct mroce_lost_ent {
+	u32 psn;
+	u8 rto;			/* declared by the RTO (else by RACK) */
+	u8 valid;
 };
 
 struct mroce_path {
@@ -389,6 +399,11 @@ struct mroce_path {
 	u64 probe_due_ns;
 	u64 cc_cut_ns;		/* last multiplicative decrease */
 	u32 cc_alpha_ppm;	/* DCQCN-style ECN estimate */
+	/* spurious loss detection (RACK reorder window adaptation) */
+	struct mroce_lost_ent lost[MROCE_LOST_HIST];
+	u32 lost_head;		/* next slot of lost[] */
+	u64 reo_extra_ns;	/* reorder window learned from spurious losses */
+	u32 reo_clean;		/* losses since the last spurious one */
 	struct mroce_psn_ent win[MROCE_PATH_WND];
 	/* receiver side */
 	u32 rcv_high;		/* highest PSN received + 1 */

@@ -121,9 +121,68 @@ u64 mroce_path_rto(const struct mroce_conn *c, const struct mroce_path *p)
 	return rto;
 }
 
+/*
+ * RACK reorder window: a quarter of the path's min RTT (at least
+ * reo_wnd_min_ns), plus what spurious losses taught (mroce_path_spurious()).
+ */
 u64 mroce_path_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p)
 {
-	return max_t(u64, c->p.reo_wnd_min_ns, p->st.min_rtt_ns / 4);
+	return max_t(u64, c->p.reo_wnd_min_ns, p->st.min_rtt_ns / 4) +
+	       p->reo_extra_ns;
+}
+
+/* Losses without a spurious one that halve the learned reorder window. */
+#define MROCE_REO_DECAY_LOSSES	16
+
+/* PSN psn of path p was declared lost (rto: by the RTO, else by RACK). */
+void mroce_path_lost_note(struct mroce_path *p, u32 psn, bool rto)
+{
+	struct mroce_lost_ent *l = &p->lost[p->lost_head++ % MROCE_LOST_HIST];
+
+	l->psn = psn;
+	l->rto = rto;
+	l->valid = 1;
+	if (++p->reo_clean >= MROCE_REO_DECAY_LOSSES) {
+		p->reo_clean = 0;
+		p->reo_extra_ns /= 2;
+	}
+}
+
+/*
+ * An ACK of path p: a PSN we declared lost that its SACK shows received
+ * was only late.  Loss by RACK: double the learned reorder window (from a
+ * quarter of min RTT, capped at srtt, as RACK does on DSACK).  Loss by the
+ * RTO: counted only, the window cut stands (spec 7.5).  Entries that left
+ * the SACK range are dropped unproven.
+ */
+void mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
+			 const struct mroce_ack *a)
+{
+	struct mroce_lost_ent *l;
+	u64 step, cap;
+	u32 k, dist;
+
+	for (k = 0; k < MROCE_LOST_HIST; k++) {
+		l = &p->lost[k];
+		if (!l->valid || !mroce_seq_lt(l->psn, a->high_psn))
+			continue;
+		dist = a->high_psn - 1 - l->psn;
+		if (dist >= MROCE_SACK_BITS) {
+			l->valid = 0;
+			continue;
+		}
+		if (!(a->sack[dist / 64] >> (dist % 64) & 1))
+			continue;
+		l->valid = 0;
+		p->st.spurious++;
+		p->reo_clean = 0;
+		if (l->rto)
+			continue;
+		step = max_t(u64, c->p.reo_wnd_min_ns, p->st.min_rtt_ns / 4);
+		cap = max_t(u64, p->st.srtt_ns, step);
+		p->reo_extra_ns = min_t(u64, max_t(u64, 2 * p->reo_extra_ns, step),
+					cap);
+	}
 }
 
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)

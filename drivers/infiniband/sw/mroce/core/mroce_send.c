@@ -235,10 +235,11 @@ static void mroce_path_advance_una(struct mroce_path *p)
 }
 
 static void mroce_psn_lost(struct mroce_conn *c, struct mroce_path *p,
-			   struct mroce_psn_ent *e)
+			   struct mroce_psn_ent *e, u32 psn, bool rto)
 {
 	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, e->dsn);
 
+	mroce_path_lost_note(p, psn, rto);
 	mroce_psn_resolve(p, e);
 	p->st.lost_pkts++;
 	p->steer_samples++;
@@ -295,7 +296,7 @@ static void mroce_rack_detect(struct mroce_conn *c, u32 i, u64 now)
 		/* sent after the newest delivered one: no evidence yet */
 		if (!mroce_seq_lt(psn, p->rack_psn) || now < e->sent_ns + wait)
 			break;
-		mroce_psn_lost(c, p, e);
+		mroce_psn_lost(c, p, e, psn, false);
 		lost = true;
 	}
 	if (lost)
@@ -508,6 +509,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		p->ecn_ce_seen = a->ecn_ce;
 	p->ecn_valid = true;
 
+	mroce_path_spurious(c, p, a);
 	if (p->st.state == MROCE_PATH_DOWN) {
 		if (p->probe_out && mroce_seq_le(p->probe_ts, a->echo_ts))
 			mroce_path_up(c, i, now);
@@ -921,7 +923,7 @@ static void mroce_path_rto_fire(struct mroce_conn *c, u32 i, u64 now)
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
 		e = &p->win[psn % MROCE_PATH_WND];
 		if (e->live)
-			mroce_psn_lost(c, p, e);
+			mroce_psn_lost(c, p, e, psn, true);
 	}
 	mroce_path_advance_una(p);
 	p->st.rtos++;
