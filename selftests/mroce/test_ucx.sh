@@ -10,7 +10,8 @@
 # ucx_perftest's UCT level (-x rc_verbs -t am_bw ...) is not run here: its
 # server takes every parameter from the client, the device name included,
 # so both ends must have a device of the same name, and RDMA device names
-# are global to a kernel.  It runs between two guests (README, "UCX").
+# are global to a kernel.  tools/ucx-uct-pair/run.sh runs it between two
+# testbed guests.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 
