@@ -17,7 +17,7 @@ pkgs=(
 	googletest libgtest-dev
 	linux-source-6.1 xz-utils
 	clang-14 libclang-rt-14-dev
-	gnuplot-nox ucx-utils
+	gnuplot-nox ucx-utils openmpi-bin libopenmpi-dev
 	ccache flex bison bc libelf-dev libssl-dev
 )
 

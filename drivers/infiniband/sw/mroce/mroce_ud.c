@@ -25,6 +25,18 @@
 #include "core/mroce_core.h"
 
 #define MROCE_GRH_SIZE		40
+
+/*
+ * The SL of a UD receive completion.  RoCE has no LRH and so no SL on the
+ * wire; like ConnectX hardware (whose completions UCX's UD transport reads)
+ * we report the packet type there instead: bit 3 for a UDP-encapsulated
+ * (RoCE v2) frame, bits 2:0 the L3 header, 1 for IPv6 and 2 for IPv4.
+ * UCX takes the length of the destination address it checks in the GRH
+ * area from these bits, and drops every IPv4 datagram when they are 0.
+ */
+#define MROCE_UD_SL_UDP		0x8
+#define MROCE_UD_SL_IPV6	0x1
+#define MROCE_UD_SL_IPV4	0x2
 #define MROCE_UD_SPORT_BASE	0xc000
 
 static u16 mroce_ud_sport(u32 sqpn, u32 dqpn)
@@ -225,8 +237,13 @@ void mroce_ud_rx(struct mroce_qp *qp, const void *p, struct sk_buff *skb,
 	cqe.byte_len = sizeof(grh) + pkt->payload_len;
 	cqe.src_qp = pkt->deth.src_qpn;
 	cqe.wc_flags = MROCE_WC_GRH;
-	cqe.network_hdr_type = skb->protocol == htons(ETH_P_IP) ?
-			       MROCE_NET_IPV4 : MROCE_NET_IPV6;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		cqe.network_hdr_type = MROCE_NET_IPV4;
+		cqe.sl = MROCE_UD_SL_UDP | MROCE_UD_SL_IPV4;
+	} else {
+		cqe.network_hdr_type = MROCE_NET_IPV6;
+		cqe.sl = MROCE_UD_SL_UDP | MROCE_UD_SL_IPV6;
+	}
 	if (pkt->opcode == MROCE_OP_UD_SEND_IMM) {
 		cqe.wc_flags |= MROCE_WC_WITH_IMM;
 		cqe.imm_data = cpu_to_be32(pkt->imm);
