@@ -656,6 +656,13 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			break;
 		}
 	}
+	/*
+	 * In the error state the receives complete at once with a flush
+	 * error (ib_drain_rq() waits for that).  The QP's timer does it, so
+	 * no completion handler runs inside the caller's context.
+	 */
+	if (qp->state == IB_QPS_ERR)
+		hrtimer_start(&qp->timer, 0, HRTIMER_MODE_ABS_SOFT);
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return err;

@@ -789,13 +789,20 @@ static enum hrtimer_restart mroce_rc_timer(struct hrtimer *t)
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		/* UD/GSI: a doorbell rung with interrupts disabled. */
 		mroce_ud_doorbell(qp, &dp);
+		if (qp->state == IB_QPS_ERR)
+			mroce_wq_rq_flush(qp, &dp);
 	} else if (qp->conn_live) {
+		/* The step flushes both queues in the error state. */
 		now = mroce_now();
 		rc.qp = qp;
 		rc.dp = &dp;
 		qp->conn->ctx = &rc;
 		mroce_conn_timer(qp->conn, now);
 		mroce_rc_step(qp, now, &dp);
+	} else if (qp->state == IB_QPS_ERR) {
+		/* Never connected (error from RESET or INIT). */
+		mroce_rc_sq_ingest(qp, 0, &dp);
+		mroce_wq_rq_flush(qp, &dp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mroce_dp_finish(qp, &dp);
