@@ -115,6 +115,9 @@ struct mroce_dev_stats {
 	atomic64_t rx_ud_qkey;		/* datagram with the wrong Q_Key */
 	atomic64_t tx_packets;
 	atomic64_t tx_errors;		/* no route, no memory */
+	atomic64_t mr_fast_reg;		/* IB_WR_REG_MR executed */
+	atomic64_t mr_local_inv;	/* IB_WR_LOCAL_INV executed */
+	atomic64_t mr_remote_inv;	/* regions invalidated by SEND_WITH_INV */
 };
 
 /*

@@ -421,19 +421,26 @@ static u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 static u32 mroce_rc_local_op(struct mroce_qp *qp,
 			     const struct mroce_send_wqe *w)
 {
+	u32 status;
+
 	if (qp->user)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (w->opcode == MROCE_WR_KERN_REG_MR) {
 		if (w->wr.atomic.swap > U32_MAX)
 			return IB_WC_LOC_QP_OP_ERR;
-		return mroce_mr_fast_reg(qp->mdev, qp->ibqp.pd,
-					 w->wr.atomic.rkey, w->wr.atomic.rsvd,
-					 w->wr.atomic.remote_addr,
-					 w->wr.atomic.compare_add,
-					 w->wr.atomic.swap);
+		status = mroce_mr_fast_reg(qp->mdev, qp->ibqp.pd,
+					   w->wr.atomic.rkey,
+					   w->wr.atomic.rsvd,
+					   w->wr.atomic.remote_addr,
+					   w->wr.atomic.compare_add,
+					   w->wr.atomic.swap);
+		if (!status)
+			atomic64_inc(&qp->mdev->stats.mr_fast_reg);
+		return status;
 	}
 	switch (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, w->wr.rdma.rkey)) {
 	case 0:
+		atomic64_inc(&qp->mdev->stats.mr_local_inv);
 		return 0;
 	case -EACCES:
 		return IB_WC_LOC_PROT_ERR;
@@ -636,6 +643,7 @@ static int mroce_rc_invalidate(void *ctx, u32 rkey)
 		return 0;
 	if (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, rkey))
 		return -MROCE_SYN_INV_REQ;
+	atomic64_inc(&qp->mdev->stats.mr_remote_inv);
 	return 0;
 }
 
