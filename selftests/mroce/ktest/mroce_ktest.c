@@ -593,6 +593,18 @@ static void kt_run(struct kt *t)
 	ok = kt_pair_recreate(t) && !kt_post_send_inv(t, stale ^ 0x80) &&
 	     kt_expect(t, 0, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND, NULL);
 	kt_result(t, ok, "SEND_WITH_INV of an unknown key variant fails (IB_WC_REM_INV_REQ_ERR)");
+
+	/*
+	 * ib_drain_qp(), as every ULP does at teardown: error state, then a
+	 * send and a receive that must complete with a flush error.  The
+	 * CQs must be empty (ib_process_cq_direct() calls wr_cqe->done).
+	 */
+	ok = kt_pair_recreate(t);
+	if (ok) {
+		ib_drain_qp(t->p.qp[0]);
+		ib_drain_qp(t->p.qp[1]);
+	}
+	kt_result(t, ok, "ib_drain_qp on both QPs of a connected pair returns");
 }
 
 static int __init kt_init(void)
