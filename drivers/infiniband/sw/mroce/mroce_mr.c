@@ -40,7 +40,13 @@ int mroce_mr_check_access(int access)
 	return 0;
 }
 
-static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev)
+/*
+ * A region of type with its key, published in mr_xa.  The type is set
+ * before publication; a fast-register region is INVALID (refuses
+ * everything) until alloc_mr makes it FREE.
+ */
+static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
+				       enum mroce_mr_type type)
 {
 	struct mroce_mr *mr;
 	int err;
@@ -51,6 +57,8 @@ static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev)
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	mr->type = type;
+	spin_lock_init(&mr->fr.lock);
 	err = xa_alloc_cyclic_irq(&mdev->mr_xa, &mr->index, mr,
 				  XA_LIMIT(1, MROCE_MR_INDEX_MAX),
 				  &mdev->mr_next, GFP_KERNEL);
@@ -134,10 +142,9 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	err = mroce_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
-	mr = mroce_mr_alloc(mdev);
+	mr = mroce_mr_alloc(mdev, MROCE_MR_DMA);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->type = MROCE_MR_DMA;
 	mr->access = access;
 	mr->length = U64_MAX;
 	mroce_obj_inc(mdev, MROCE_OBJ_MR, false);
@@ -165,7 +172,7 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);	/* -EFAULT for unmapped memory */
 
-	mr = mroce_mr_alloc(mdev);
+	mr = mroce_mr_alloc(mdev, MROCE_MR_USER);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
@@ -176,7 +183,6 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		ib_umem_release(umem);
 		return ERR_PTR(err);
 	}
-	mr->type = MROCE_MR_USER;
 	mr->user = true;
 	mr->access = access;
 	mr->iova = iova;
@@ -202,11 +208,9 @@ struct ib_mr *mroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!max_num_sg || max_num_sg > MROCE_MAX_FRPL)
 		return ERR_PTR(-EINVAL);
-	mr = mroce_mr_alloc(mdev);
+	mr = mroce_mr_alloc(mdev, MROCE_MR_FAST);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->type = MROCE_MR_FAST;
-	spin_lock_init(&mr->fr.lock);
 	mr->fr.max_pages = max_num_sg;
 	mr->fr.map = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
 	mr->fr.pages = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
