@@ -9,6 +9,8 @@ SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(TOP)/build
 MODDIR := $(TOP)/drivers/infiniband/sw/mroce
+# The kernel-verbs self-test module (selftests/mroce/test_kverbs.sh).
+KTESTDIR := $(TOP)/selftests/mroce/ktest
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # Kernel to build against: the running kernel when its headers are
@@ -41,6 +43,7 @@ module:
 	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || \
 		{ echo "no kernel headers for '$(KVER)': run 'make setup'" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(MODDIR) CONFIG_RDMA_MROCE=m modules
+	$(MAKE) -C $(KDIR) M=$(KTESTDIR) modules
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S $(TOP) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -98,4 +101,5 @@ fuzz: setup
 
 clean:
 	-@[ -e "$(KDIR)/Makefile" ] && $(MAKE) -C $(KDIR) M=$(MODDIR) clean >/dev/null
+	-@[ -e "$(KDIR)/Makefile" ] && $(MAKE) -C $(KDIR) M=$(KTESTDIR) clean >/dev/null
 	rm -rf $(BUILD)

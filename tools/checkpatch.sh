@@ -15,7 +15,7 @@ if [ ! -x "$cp" ] && [ ! -f "$cp" ]; then
 fi
 n=0
 failed=0
-mapfile -t files < <(cd "$top" && find drivers include/uapi include/mroce -type f \
+mapfile -t files < <(cd "$top" && find drivers include/uapi include/mroce selftests/mroce/ktest -type f \
 	\( -name '*.c' -o -name '*.h' \) 2>/dev/null | grep -v '\.mod\.c$' | sort)
 for f in "${files[@]}"; do
 	n=$((n + 1))

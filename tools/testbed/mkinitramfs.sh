@@ -92,7 +92,7 @@ mods=(virtio_pci virtio_net virtio_console virtio_blk 9pnet_virtio 9p veth dummy
 	sch_netem sch_tbf sch_red sch_fq_codel sch_prio sch_htb sch_ingress cls_u32 cls_flower
 	cls_matchall act_mirred act_gact ib_core ib_uverbs rdma_ucm rdma_cm ib_cm iw_cm ib_umad
 	rdma_rxe udp_tunnel ip6_udp_tunnel crc32_generic crc32-pclmul crc32c_generic crc32c-intel
-	nf_tables)
+	nf_tables nvme-rdma nvmet-rdma null_blk)
 {
 for m in "${mods[@]}"; do
 	modprobe ${modbase:+-d "$modbase"} -S "$kver" --show-depends "$m" 2>/dev/null || echo "mkinitramfs: no module $m" >&2

@@ -93,8 +93,17 @@ static int mroce_query_device_ex(struct ibv_context *context,
 {
 	struct ib_uverbs_ex_query_device_resp resp;
 	size_t resp_size = sizeof(resp);
+	int ret;
 
-	return ibv_cmd_query_device_any(context, input, attr, attr_size, &resp, &resp_size);
+	ret = ibv_cmd_query_device_any(context, input, attr, attr_size, &resp, &resp_size);
+	/*
+	 * MEM_MGT_EXTENSIONS is the kernel's fast-register/LOCAL_INV support
+	 * for kernel ULPs; userspace has neither memory windows nor
+	 * IBV_WR_LOCAL_INV, so it is not reported here.
+	 */
+	if (!ret)
+		attr->orig_attr.device_cap_flags &= ~IBV_DEVICE_MEM_MGT_EXTENSIONS;
+	return ret;
 }
 
 static int mroce_query_port(struct ibv_context *context, uint8_t port,

@@ -63,6 +63,21 @@
 #define MROCE_SEND_WQE_HDR	sizeof(struct mroce_send_wqe)
 #define MROCE_RECV_WQE_HDR	sizeof(struct mroce_recv_wqe)
 
+/*
+ * Kernel-only values in the rings of kernel QPs, which userspace never
+ * maps.  A user QP's WQE with a local operation (REG_MR, LOCAL_INV)
+ * completes with IB_WC_LOC_QP_OP_ERR.
+ *
+ * MROCE_WR_KERN_REG_MR (IB_WR_REG_MR): wr.atomic.rkey is the new key,
+ * wr.atomic.remote_addr the region's iova, wr.atomic.compare_add its
+ * length and wr.atomic.swap the page size, as the MR held them at
+ * post_send, wr.atomic.rsvd the access flags.  The page list is read
+ * from the MR when the WQE executes.  MROCE_WR_LOCAL_INV carries the key
+ * to invalidate in wr.rdma.rkey.
+ */
+#define MROCE_WR_KERN_REG_MR	0x100
+#define MROCE_WC_KERN_REG_MR	IB_WC_REG_MR
+
 /* Live object accounting (mroce_stats.c). */
 enum mroce_obj_type {
 	MROCE_OBJ_UCONTEXT,
@@ -100,6 +115,9 @@ struct mroce_dev_stats {
 	atomic64_t rx_ud_qkey;		/* datagram with the wrong Q_Key */
 	atomic64_t tx_packets;
 	atomic64_t tx_errors;		/* no route, no memory */
+	atomic64_t mr_fast_reg;		/* IB_WR_REG_MR executed */
+	atomic64_t mr_local_inv;	/* IB_WR_LOCAL_INV executed */
+	atomic64_t mr_remote_inv;	/* regions invalidated by SEND_WITH_INV */
 };
 
 /*
@@ -253,12 +271,65 @@ struct mroce_srq {
 enum mroce_mr_type {
 	MROCE_MR_DMA,
 	MROCE_MR_USER,
+	MROCE_MR_FAST,			/* alloc_mr(IB_MR_TYPE_MEM_REG) */
+};
+
+/*
+ * State of a fast-register region (the IBA memory region states; DMA and
+ * user regions are VALID from creation until dereg_mr).
+ *   FREE:    allocated (alloc_mr) or invalidated (LOCAL_INV, SEND_WITH_INV):
+ *            no access through any key; IB_WR_REG_MR may make it VALID;
+ *   VALID:   registered by IB_WR_REG_MR: accesses through fr.key with the
+ *            registered access, iova and length; a second REG_MR fails;
+ *   INVALID: dereg_mr started: nothing succeeds any more.
+ */
+enum mroce_mr_state {
+	MROCE_MRS_INVALID,
+	MROCE_MRS_FREE,
+	MROCE_MRS_VALID,
+};
+
+/* Entries of a fast-register page list (max_fast_reg_page_list_len). */
+#define MROCE_MAX_FRPL		512
+
+/*
+ * The fast-register part of a region.
+ *
+ * map/map_len are the ULP's page list: written by map_mr_sg (process
+ * context, ib_sg_to_pages()) and read by IB_WR_REG_MR when it executes;
+ * as with hardware, the ULP must not remap while a REG_MR of the region
+ * is outstanding, so they need no lock.
+ *
+ * Everything from state on is the registered translation and is under
+ * mr->fr.lock, a spinlock taken with interrupts disabled (REG_MR and
+ * LOCAL_INV run in the datapath of the posting QP, remote invalidation in
+ * the responder's, in softirq or with a QP lock held).  Accesses look the
+ * region up under RCU, then check the key, state, PD, access and bounds
+ * and copy with fr.lock held, so a region invalidated by a completed
+ * LOCAL_INV is never touched after that completion.  Lock order:
+ * qp->lock, then fr.lock, then mroce_atomic_lock.  The arrays are freed
+ * after an RCU grace period (call_rcu) by dereg_mr.
+ */
+struct mroce_fr {
+	u64 *map;			/* max_pages page addresses */
+	u32 map_len;
+	u32 max_pages;
+	spinlock_t lock;
+	enum mroce_mr_state state;
+	u32 key;			/* lkey == rkey of the registration */
+	u32 page_shift;
+	u32 npages;			/* entries of pages in use */
+	u64 *pages;			/* snapshot of map taken by REG_MR */
 };
 
 struct mroce_mr {
 	struct ib_mr ibmr;
 	enum mroce_mr_type type;
 	u32 index;			/* in mroce_dev.mr_xa */
+	/*
+	 * DMA and user regions: immutable after creation.  Fast-register
+	 * regions: under fr.lock, set by REG_MR.
+	 */
 	int access;
 	u64 iova;
 	u64 length;
@@ -272,6 +343,7 @@ struct mroce_mr {
 	u32 npages;
 	u32 page_off;
 	bool user;
+	struct mroce_fr fr;		/* MROCE_MR_FAST */
 	struct rcu_head rcu;
 };
 
@@ -444,7 +516,12 @@ int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *mroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int mroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int mroce_mr_check_access(int access);
 
 /* mroce_qp.c */
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -478,11 +555,15 @@ enum mroce_copy_dir {
 };
 
 struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key);
-int mroce_mr_check(struct mroce_mr *mr, struct ib_pd *pd, u64 va, u64 len,
-		   int access);
-void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
-		   enum mroce_copy_dir dir);
-u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 va, struct page **page);
+int mroce_mr_check(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
+		   u64 len, int access);
+int mroce_mr_xfer(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
+		  void *buf, u32 len, int access, enum mroce_copy_dir dir);
+int mroce_mr_atomic(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
+		    bool cmp_swap, u64 swap, u64 compare_add, u64 *orig);
+u32 mroce_mr_fast_reg(struct mroce_dev *mdev, struct ib_pd *pd, u32 key,
+		      int access, u64 iova, u64 length, u32 page_size);
+int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd, u32 key);
 int mroce_sge_copy(struct mroce_dev *mdev, struct ib_pd *pd, bool kernel,
 		   const struct mroce_sge *sge, u32 nsge, u32 offset,
 		   void *buf, u32 len, enum mroce_copy_dir dir);

@@ -47,8 +47,16 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->vendor_id = 0xffffff;	/* no IEEE OUI: a software device */
 	attr->max_qp = MROCE_MAX_QP;
 	attr->max_qp_wr = MROCE_MAX_QP_WR;
+	/*
+	 * MEM_MGT_EXTENSIONS: fast-register regions, IB_WR_REG_MR,
+	 * IB_WR_LOCAL_INV and remote invalidation, for kernel QPs (the
+	 * provider refuses LOCAL_INV and memory windows).
+	 */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_SYS_IMAGE_GUID;
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = MROCE_MAX_FRPL;
+	attr->max_pi_fast_reg_page_list_len = 0;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	attr->max_send_sge = MROCE_MAX_SGE;
 	attr->max_recv_sge = MROCE_MAX_SGE;
@@ -205,6 +213,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = MROCE_UVERBS_ABI_VERSION,
 
+	.alloc_mr = mroce_alloc_mr,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
 	.create_ah = mroce_create_ah,
@@ -229,6 +238,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.get_dma_mr = mroce_get_dma_mr,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
+	.map_mr_sg = mroce_map_mr_sg,
 	.mmap = mroce_mmap,
 	.mmap_free = mroce_mmap_free,
 	.modify_qp = mroce_modify_qp,

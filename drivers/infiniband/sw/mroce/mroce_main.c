@@ -121,6 +121,8 @@ static void __exit mroce_exit(void)
 	rdma_link_unregister(&mroce_link_ops);
 	mroce_remove_all();
 	mroce_net_exit();
+	/* Memory regions are freed by RCU callbacks in this module. */
+	rcu_barrier();
 	if (mroce_stats_check_exit())
 		pr_err("objects still alive at unload: memory leaked\n");
 	mroce_stats_exit();

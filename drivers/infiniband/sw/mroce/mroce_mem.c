@@ -1,40 +1,61 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Memory regions as the datapath sees them: key lookup, the checks of
- * a remote or local access, and copies through the pinned pages of a user
- * region (or kernel virtual addresses for the DMA region and the local DMA
- * lkey of kernel QPs).
+ * a remote or local access, copies through the pinned pages of a user
+ * region, through the registered page list of a fast-register region, or
+ * through kernel virtual addresses (the DMA region and the local DMA lkey
+ * of kernel QPs), and the local operations on fast-register regions
+ * (IB_WR_REG_MR, IB_WR_LOCAL_INV, remote invalidation).
  *
  * Context: any (softirq receive, hrtimer, process-context doorbells), with
  * rcu_read_lock() held by the caller: dereg_mr waits for a grace period
- * before it unpins the pages, so a region found here stays usable until the
- * read-side section ends.
+ * before it unpins or frees anything, so a region found here stays usable
+ * until the read-side section ends.  A fast-register region's
+ * registration is under its fr.lock (see struct mroce_fr): check and copy
+ * happen in one fr.lock section, so an access either completes before an
+ * invalidation or fails after it.
+ *
+ * The device uses ib_core's virtual DMA mapping (no dma_device), so the
+ * page addresses ib_sg_to_pages() hands to map_mr_sg are kernel virtual
+ * addresses.
  */
 #include <linux/highmem.h>
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sizes.h>
 
 #include "mroce.h"
 
-/* Region with this lkey/rkey, or NULL.  RCU read side. */
+/* Serialises the atomics of every mroce responder on this host. */
+static DEFINE_SPINLOCK(mroce_atomic_lock);
+
+/*
+ * Region whose key index matches key, or NULL.  For DMA and user regions
+ * the whole key is compared here; a fast-register region's key changes
+ * with every REG_MR, so it is compared under fr.lock by the check.  RCU
+ * read side.
+ */
 struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key)
 {
 	struct mroce_mr *mr = xa_load(&mdev->mr_xa, key >> 8);
 
-	if (!mr || mr->ibmr.lkey != key)
+	if (!mr)
 		return NULL;
-	return mr;
+	if (mr->type == MROCE_MR_FAST)
+		return mr;
+	return mr->ibmr.lkey == key ? mr : NULL;
 }
 
-/*
- * 0 when [va, va + len) lies inside mr, mr belongs to pd and allows access
- * (IB_ACCESS_* bits, 0 for a local read); else -EACCES (wrong PD or
- * permission) or -ERANGE (out of bounds).
- */
-int mroce_mr_check(struct mroce_mr *mr, struct ib_pd *pd, u64 va, u64 len,
-		   int access)
+/* The checks of mroce_mr_check(); fr.lock held for fast regions. */
+static int mroce_mr_check_locked(struct mroce_mr *mr, u32 key,
+				 struct ib_pd *pd, u64 va, u64 len, int access)
 {
 	if (mr->ibmr.pd != pd)
+		return -EACCES;
+	if (mr->type == MROCE_MR_FAST &&
+	    (mr->fr.state != MROCE_MRS_VALID || mr->fr.key != key))
 		return -EACCES;
 	if ((mr->access & access) != access)
 		return -EACCES;
@@ -46,19 +67,71 @@ int mroce_mr_check(struct mroce_mr *mr, struct ib_pd *pd, u64 va, u64 len,
 	return 0;
 }
 
-/* Copy len bytes between buf and the region at va (already checked). */
-void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
-		   enum mroce_copy_dir dir)
+/*
+ * 0 when key is valid for mr, [va, va + len) lies inside mr, mr belongs
+ * to pd and allows access (IB_ACCESS_* bits, 0 for a local read); else
+ * -EACCES (wrong PD, key, state or permission) or -ERANGE (out of
+ * bounds).  Advisory for fast regions (the registration may change right
+ * after): mroce_mr_xfer() checks again.
+ */
+int mroce_mr_check(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
+		   u64 len, int access)
+{
+	unsigned long flags;
+	int err;
+
+	if (mr->type != MROCE_MR_FAST)
+		return mroce_mr_check_locked(mr, key, pd, va, len, access);
+	spin_lock_irqsave(&mr->fr.lock, flags);
+	err = mroce_mr_check_locked(mr, key, pd, va, len, access);
+	spin_unlock_irqrestore(&mr->fr.lock, flags);
+	return err;
+}
+
+static void mroce_copy(void *p, void *buf, u32 len, enum mroce_copy_dir dir)
+{
+	if (dir == MROCE_TO_MR)
+		memcpy(p, buf, len);
+	else
+		memcpy(buf, p, len);
+}
+
+/* Kernel address of va in a registered fast region (checked, locked). */
+static void *mroce_fr_addr(struct mroce_mr *mr, u64 va)
+{
+	u32 shift = mr->fr.page_shift;
+	u64 idx = (va >> shift) - (mr->iova >> shift);
+
+	if (WARN_ON_ONCE(idx >= mr->fr.npages))
+		return NULL;
+	return (void *)(uintptr_t)(mr->fr.pages[idx] +
+				   (va & ((1ULL << shift) - 1)));
+}
+
+/* Copy len bytes between buf and the region at va (checked, locked). */
+static void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
+			  enum mroce_copy_dir dir)
 {
 	u64 off;
 
 	if (mr->type == MROCE_MR_DMA) {
-		void *p = (void *)(uintptr_t)va;
+		mroce_copy((void *)(uintptr_t)va, buf, len, dir);
+		return;
+	}
+	if (mr->type == MROCE_MR_FAST) {
+		u64 psz = 1ULL << mr->fr.page_shift;
 
-		if (dir == MROCE_TO_MR)
-			memcpy(p, buf, len);
-		else
-			memcpy(buf, p, len);
+		while (len) {
+			u32 n = min_t(u64, len, psz - (va & (psz - 1)));
+			void *p = mroce_fr_addr(mr, va);
+
+			if (!p)
+				return;
+			mroce_copy(p, buf, n, dir);
+			buf += n;
+			va += n;
+			len -= n;
+		}
 		return;
 	}
 	off = va - mr->iova + mr->page_off;
@@ -70,10 +143,7 @@ void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
 		if (WARN_ON_ONCE(pg >= mr->npages))
 			return;
 		kaddr = kmap_local_page(mr->pages[pg]);
-		if (dir == MROCE_TO_MR)
-			memcpy(kaddr + in, buf, n);
-		else
-			memcpy(buf, kaddr + in, n);
+		mroce_copy(kaddr + in, buf, n, dir);
 		kunmap_local(kaddr);
 		if (dir == MROCE_TO_MR)
 			flush_dcache_page(mr->pages[pg]);
@@ -84,21 +154,144 @@ void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
 }
 
 /*
- * The kernel address of the 8-byte aligned word at va (checked); user
- * regions map its page, which the caller unmaps with kunmap_local().
+ * Check (as mroce_mr_check()) and copy len bytes between buf and the
+ * region at va, atomically with respect to REG_MR and invalidation.
  */
-u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 va, struct page **page)
+int mroce_mr_xfer(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
+		  void *buf, u32 len, int access, enum mroce_copy_dir dir)
 {
-	u64 off;
+	unsigned long flags = 0;
+	int err;
 
-	*page = NULL;
-	if (mr->type == MROCE_MR_DMA)
-		return (u64 *)(uintptr_t)va;
-	off = va - mr->iova + mr->page_off;
-	if (WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages))
-		return NULL;
-	*page = mr->pages[off >> PAGE_SHIFT];
-	return kmap_local_page(*page) + (off & ~PAGE_MASK);
+	if (mr->type == MROCE_MR_FAST)
+		spin_lock_irqsave(&mr->fr.lock, flags);
+	err = mroce_mr_check_locked(mr, key, pd, va, len, access);
+	if (!err)
+		mroce_mr_copy(mr, va, buf, len, dir);
+	if (mr->type == MROCE_MR_FAST)
+		spin_unlock_irqrestore(&mr->fr.lock, flags);
+	return err;
+}
+
+/*
+ * Execute a remote atomic on the 8-byte aligned word at va: check
+ * (REMOTE_ATOMIC), then read-modify-write under mroce_atomic_lock.
+ */
+int mroce_mr_atomic(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
+		    bool cmp_swap, u64 swap, u64 compare_add, u64 *orig)
+{
+	struct page *page = NULL;
+	unsigned long flags = 0;
+	u64 *p = NULL, off;
+	int err;
+
+	if (mr->type == MROCE_MR_FAST)
+		spin_lock_irqsave(&mr->fr.lock, flags);
+	err = mroce_mr_check_locked(mr, key, pd, va, 8,
+				    IB_ACCESS_REMOTE_ATOMIC);
+	if (err)
+		goto out;
+	if (mr->type == MROCE_MR_DMA) {
+		p = (u64 *)(uintptr_t)va;
+	} else if (mr->type == MROCE_MR_FAST) {
+		p = mroce_fr_addr(mr, va);
+	} else {
+		off = va - mr->iova + mr->page_off;
+		if (!WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages)) {
+			page = mr->pages[off >> PAGE_SHIFT];
+			p = kmap_local_page(page) + (off & ~PAGE_MASK);
+		}
+	}
+	if (!p) {
+		err = -EFAULT;
+		goto out;
+	}
+	spin_lock(&mroce_atomic_lock);
+	*orig = READ_ONCE(*p);
+	if (cmp_swap) {
+		if (*orig == compare_add)
+			WRITE_ONCE(*p, swap);
+	} else {
+		WRITE_ONCE(*p, *orig + compare_add);
+	}
+	spin_unlock(&mroce_atomic_lock);
+	if (page)
+		kunmap_local(p);
+out:
+	if (mr->type == MROCE_MR_FAST)
+		spin_unlock_irqrestore(&mr->fr.lock, flags);
+	return err;
+}
+
+/*
+ * Execute IB_WR_REG_MR for a QP of pd: make the fast-register region
+ * named by key's index VALID with key, access and the translation
+ * [iova, iova + length) over its current page list.  Returns 0 or the
+ * completion status: IB_WC_LOC_PROT_ERR when the region is not of pd,
+ * IB_WC_LOC_QP_OP_ERR when there is no such fast region, it is not FREE
+ * (a second REG_MR on a valid region), or access, page size or length
+ * are invalid.
+ */
+u32 mroce_mr_fast_reg(struct mroce_dev *mdev, struct ib_pd *pd, u32 key,
+		      int access, u64 iova, u64 length, u32 page_size)
+{
+	struct mroce_mr *mr = xa_load(&mdev->mr_xa, key >> 8);
+	u32 shift, n, status = 0;
+	unsigned long flags;
+	u64 end;
+
+	if (!mr || mr->type != MROCE_MR_FAST)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (mroce_mr_check_access(access) || !is_power_of_2(page_size) ||
+	    page_size < SZ_4K || length > MROCE_MAX_MR_SIZE ||
+	    check_add_overflow(iova, length, &end))
+		return IB_WC_LOC_QP_OP_ERR;
+	shift = ilog2(page_size);
+
+	spin_lock_irqsave(&mr->fr.lock, flags);
+	n = READ_ONCE(mr->fr.map_len);
+	if (mr->ibmr.pd != pd) {
+		status = IB_WC_LOC_PROT_ERR;
+	} else if (mr->fr.state != MROCE_MRS_FREE || n > mr->fr.max_pages ||
+		   (length && ((end - 1) >> shift) - (iova >> shift) >= n)) {
+		status = IB_WC_LOC_QP_OP_ERR;
+	} else {
+		memcpy(mr->fr.pages, mr->fr.map, n * sizeof(*mr->fr.pages));
+		mr->fr.npages = n;
+		mr->fr.page_shift = shift;
+		mr->fr.key = key;
+		mr->iova = iova;
+		mr->length = length;
+		mr->access = access;
+		mr->fr.state = MROCE_MRS_VALID;
+	}
+	spin_unlock_irqrestore(&mr->fr.lock, flags);
+	return status;
+}
+
+/*
+ * IB_WR_LOCAL_INV or a remote invalidation (SEND_WITH_INV) by a QP of
+ * pd: a VALID or FREE fast-register region whose current key is key
+ * becomes FREE.  Returns 0, -EACCES (another PD) or -EINVAL (no such
+ * fast region or key, or being deregistered).
+ */
+int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd, u32 key)
+{
+	struct mroce_mr *mr = xa_load(&mdev->mr_xa, key >> 8);
+	unsigned long flags;
+	int err = 0;
+
+	if (!mr || mr->type != MROCE_MR_FAST)
+		return -EINVAL;
+	spin_lock_irqsave(&mr->fr.lock, flags);
+	if (mr->ibmr.pd != pd)
+		err = -EACCES;
+	else if (mr->fr.key != key || mr->fr.state == MROCE_MRS_INVALID)
+		err = -EINVAL;
+	else
+		mr->fr.state = MROCE_MRS_FREE;
+	spin_unlock_irqrestore(&mr->fr.lock, flags);
+	return err;
 }
 
 /*
@@ -128,18 +321,15 @@ int mroce_sge_copy(struct mroce_dev *mdev, struct ib_pd *pd, bool kernel,
 		n = min_t(u32, len, slen - offset);
 		va = sge[i].addr + offset;
 		if (kernel && !sge[i].lkey) {
-			if (dir == MROCE_TO_MR)
-				memcpy((void *)(uintptr_t)va, buf, n);
-			else
-				memcpy(buf, (void *)(uintptr_t)va, n);
+			mroce_copy((void *)(uintptr_t)va, buf, n, dir);
 		} else {
 			mr = mroce_mr_lookup(mdev, sge[i].lkey);
 			if (!mr || (mr->type == MROCE_MR_DMA && !kernel))
 				return -EACCES;
-			err = mroce_mr_check(mr, pd, va, n, access);
+			err = mroce_mr_xfer(mr, sge[i].lkey, pd, va, buf, n,
+					    access, dir);
 			if (err)
 				return err;
-			mroce_mr_copy(mr, va, buf, n, dir);
 		}
 		buf += n;
 		len -= n;

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Memory regions: user regions pinned with ib_umem_get() and
- * the kernel DMA region.  Keys are (table index << 8) | 8 random bits;
- * lkey == rkey.  Key 0 is never allocated: it is the local DMA lkey.
+ * Memory regions: user regions pinned with ib_umem_get(), the kernel
+ * DMA region and fast-register regions for kernel ULPs (alloc_mr,
+ * map_mr_sg; IB_WR_REG_MR and IB_WR_LOCAL_INV execute in the datapath,
+ * mroce_mem.c).  Keys are (table index << 8) | 8 bits; lkey == rkey.  The
+ * low byte is random at allocation; for a fast-register region the ULP
+ * may change it (ib_update_fast_reg_key()) before each REG_MR, which
+ * registers the region under the key it carries.  Key 0 is never
+ * allocated: it is the local DMA lkey.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/random.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
@@ -21,7 +28,7 @@
 				 IB_ACCESS_REMOTE_READ |		\
 				 IB_ACCESS_REMOTE_ATOMIC)
 
-static int mroce_check_access(int access)
+int mroce_mr_check_access(int access)
 {
 	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~MROCE_MR_ACCESS)
@@ -33,7 +40,13 @@ static int mroce_check_access(int access)
 	return 0;
 }
 
-static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev)
+/*
+ * A region of type with its key, published in mr_xa.  The type is set
+ * before publication; a fast-register region is INVALID (refuses
+ * everything) until alloc_mr makes it FREE.
+ */
+static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
+				       enum mroce_mr_type type)
 {
 	struct mroce_mr *mr;
 	int err;
@@ -44,6 +57,8 @@ static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev)
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	mr->type = type;
+	spin_lock_init(&mr->fr.lock);
 	err = xa_alloc_cyclic_irq(&mdev->mr_xa, &mr->index, mr,
 				  XA_LIMIT(1, MROCE_MR_INDEX_MAX),
 				  &mdev->mr_next, GFP_KERNEL);
@@ -56,8 +71,25 @@ static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev)
 	return mr;
 }
 
+static void mroce_mr_free_rcu(struct rcu_head *head)
+{
+	struct mroce_mr *mr = container_of(head, struct mroce_mr, rcu);
+
+	kfree(mr->fr.map);
+	kfree(mr->fr.pages);
+	kfree(mr);
+}
+
 static void mroce_mr_release(struct mroce_dev *mdev, struct mroce_mr *mr)
 {
+	unsigned long flags;
+
+	if (mr->type == MROCE_MR_FAST) {
+		/* Nothing succeeds from here on, even in a racing lookup. */
+		spin_lock_irqsave(&mr->fr.lock, flags);
+		mr->fr.state = MROCE_MRS_INVALID;
+		spin_unlock_irqrestore(&mr->fr.lock, flags);
+	}
 	xa_erase_irq(&mdev->mr_xa, mr->index);
 	if (mr->umem) {
 		/* The datapath copies through the pages under RCU. */
@@ -67,7 +99,12 @@ static void mroce_mr_release(struct mroce_dev *mdev, struct mroce_mr *mr)
 		kfree(mr);
 		return;
 	}
-	kfree_rcu(mr, rcu);
+	/*
+	 * The datapath may still hold mr (and read its page arrays) under
+	 * RCU.  ULPs free many regions at once: no synchronize_rcu() each;
+	 * module exit waits for the callbacks (rcu_barrier()).
+	 */
+	call_rcu(&mr->rcu, mroce_mr_free_rcu);
 }
 
 /* Collect the pinned pages of a user region for the datapath. */
@@ -102,13 +139,12 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct mroce_mr *mr;
 	int err;
 
-	err = mroce_check_access(access);
+	err = mroce_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
-	mr = mroce_mr_alloc(mdev);
+	mr = mroce_mr_alloc(mdev, MROCE_MR_DMA);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->type = MROCE_MR_DMA;
 	mr->access = access;
 	mr->length = U64_MAX;
 	mroce_obj_inc(mdev, MROCE_OBJ_MR, false);
@@ -124,7 +160,7 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	u64 end;
 	int err;
 
-	err = mroce_check_access(access);
+	err = mroce_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
 	if (!length || length > MROCE_MAX_MR_SIZE ||
@@ -136,7 +172,7 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);	/* -EFAULT for unmapped memory */
 
-	mr = mroce_mr_alloc(mdev);
+	mr = mroce_mr_alloc(mdev, MROCE_MR_USER);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
@@ -147,7 +183,6 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		ib_umem_release(umem);
 		return ERR_PTR(err);
 	}
-	mr->type = MROCE_MR_USER;
 	mr->user = true;
 	mr->access = access;
 	mr->iova = iova;
@@ -157,6 +192,71 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->ibmr.length = length;
 	mroce_obj_inc(mdev, MROCE_OBJ_MR, true);
 	return &mr->ibmr;
+}
+
+/*
+ * alloc_mr(IB_MR_TYPE_MEM_REG): a fast-register region for kernel ULPs,
+ * FREE until an IB_WR_REG_MR makes it valid.  Process context.
+ */
+struct ib_mr *mroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct mroce_dev *mdev = to_mdev(ibpd->device);
+	struct mroce_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > MROCE_MAX_FRPL)
+		return ERR_PTR(-EINVAL);
+	mr = mroce_mr_alloc(mdev, MROCE_MR_FAST);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->fr.max_pages = max_num_sg;
+	mr->fr.map = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->fr.pages = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->fr.map || !mr->fr.pages) {
+		mroce_mr_release(mdev, mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->fr.key = mr->ibmr.lkey;
+	/*
+	 * The xarray entry was published by mroce_mr_alloc(); the lock
+	 * orders the initialisation before any lookup that finds it FREE.
+	 */
+	spin_lock_irq(&mr->fr.lock);
+	mr->fr.state = MROCE_MRS_FREE;
+	spin_unlock_irq(&mr->fr.lock);
+	mroce_obj_inc(mdev, MROCE_OBJ_MR, false);
+	return &mr->ibmr;
+}
+
+static int mroce_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct mroce_mr *mr = to_mmr(ibmr);
+
+	if (mr->fr.map_len >= mr->fr.max_pages)
+		return -ENOMEM;
+	mr->fr.map[mr->fr.map_len++] = addr;
+	return 0;
+}
+
+/*
+ * map_mr_sg: fill the region's page list from a DMA-mapped scatterlist
+ * (ib_core set ibmr->page_size; ib_sg_to_pages() sets iova and length).
+ * Process or any context the ULP calls it from; it only touches the
+ * ULP-side page list (struct mroce_fr), which a later REG_MR snapshots.
+ * Returns the number of SG entries mapped.
+ */
+int mroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct mroce_mr *mr = to_mmr(ibmr);
+
+	if (mr->type != MROCE_MR_FAST || !is_power_of_2(ibmr->page_size) ||
+	    ibmr->page_size < SZ_4K)
+		return -EINVAL;
+	mr->fr.map_len = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, mroce_set_page);
 }
 
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -424,6 +424,7 @@ static int mroce_post_one_send(struct mroce_qp *qp,
 	struct mroce_ring *sq = &qp->sq;
 	struct mroce_send_wqe *wqe;
 	struct mroce_sge *sge;
+	struct mroce_mr *mr;
 	u32 prod = sq->ctl->producer;
 	u8 *body;
 	int i;
@@ -469,9 +470,39 @@ static int mroce_post_one_send(struct mroce_qp *qp,
 		wqe->wr.atomic.swap = atomic_wr(wr)->swap;
 		wqe->wr.atomic.rkey = atomic_wr(wr)->rkey;
 		break;
+	case IB_WR_REG_MR:
+		/*
+		 * The key may differ from the region's in its low byte only
+		 * (ib_update_fast_reg_key()): its index names the region.
+		 */
+		mr = to_mmr(reg_wr(wr)->mr);
+		if (mr->type != MROCE_MR_FAST ||
+		    reg_wr(wr)->key >> 8 != mr->index)
+			return -EINVAL;
+		wqe->opcode = MROCE_WR_KERN_REG_MR;
+		wqe->wr.atomic.rkey = reg_wr(wr)->key;
+		wqe->wr.atomic.rsvd = reg_wr(wr)->access;
+		wqe->wr.atomic.remote_addr = mr->ibmr.iova;
+		wqe->wr.atomic.compare_add = mr->ibmr.length;
+		wqe->wr.atomic.swap = mr->ibmr.page_size;
+		break;
+	case IB_WR_LOCAL_INV:
+		wqe->opcode = MROCE_WR_LOCAL_INV;
+		wqe->wr.rdma.rkey = wr->ex.invalidate_rkey;
+		break;
 	default:
-		/* REG_MR and LOCAL_INV are not implemented yet. */
 		return -EOPNOTSUPP;
+	}
+	if (wqe->opcode == MROCE_WR_KERN_REG_MR ||
+	    wqe->opcode == MROCE_WR_LOCAL_INV) {
+		if (qp->ibqp.qp_type != IB_QPT_RC)
+			return -EINVAL;
+		/* Local operations carry no data. */
+		wqe->wr_id = wr->wr_id;
+		wqe->send_flags = wr->send_flags & (IB_SEND_FENCE |
+						    IB_SEND_SIGNALED);
+		sq->ctl->producer = prod + 1;
+		return 0;
 	}
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
@@ -625,6 +656,13 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			break;
 		}
 	}
+	/*
+	 * In the error state the receives complete at once with a flush
+	 * error (ib_drain_rq() waits for that).  The QP's timer does it, so
+	 * no completion handler runs inside the caller's context.
+	 */
+	if (qp->state == IB_QPS_ERR)
+		hrtimer_start(&qp->timer, 0, HRTIMER_MODE_ABS_SOFT);
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return err;

@@ -89,9 +89,6 @@ static struct mroce_tunable mroce_rto_min_us = { 200, 10, 1000000 };
 module_param_cb(rto_min_us, &mroce_tunable_ops, &mroce_rto_min_us, 0644);
 MODULE_PARM_DESC(rto_min_us, "floor of a path's retransmission timeout, us (200)");
 
-/* Serialises the atomics of every mroce responder on this host. */
-static DEFINE_SPINLOCK(mroce_atomic_lock);
-
 static u64 mroce_now(void)
 {
 	return ktime_get_ns();
@@ -165,6 +162,16 @@ static enum mroce_wr_op mroce_wop_of(u32 wqe_opcode)
 	}
 }
 
+/* The completion opcode of a send WQE. */
+static u32 mroce_wqe_wc_opcode(u32 wqe_opcode)
+{
+	if (wqe_opcode == MROCE_WR_KERN_REG_MR)
+		return MROCE_WC_KERN_REG_MR;
+	if (wqe_opcode == MROCE_WR_LOCAL_INV)
+		return MROCE_WC_LOCAL_INV;
+	return mroce_req_wc_opcode(mroce_wop_of(wqe_opcode));
+}
+
 /*
  * Stop the connection: every WR it holds completes with a flush error.
  * Never from inside a core callback (the core is not reentrant).
@@ -191,7 +198,7 @@ static void mroce_rc_req_done(struct mroce_qp *qp, u32 idx, u32 status,
 	if (signal) {
 		cqe.wr_id = w->wr_id;
 		cqe.status = status;
-		cqe.opcode = mroce_req_wc_opcode(mroce_wop_of(w->opcode));
+		cqe.opcode = mroce_wqe_wc_opcode(w->opcode);
 		cqe.byte_len = byte_len;
 		cqe.qp_num = qp->ibqp.qp_num;
 		cqe.port_num = 1;
@@ -377,7 +384,7 @@ static u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 			return IB_WC_LOC_QP_OP_ERR;
 		break;
 	default:
-		/* LOCAL_INV and memory windows are not implemented. */
+		/* Memory windows are not implemented. */
 		return IB_WC_LOC_QP_OP_ERR;
 	}
 	if (w->send_flags & MROCE_SEND_INLINE) {
@@ -398,8 +405,8 @@ static u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 				continue;	/* kernel virtual address */
 			mr = mroce_mr_lookup(qp->mdev, sge[i].lkey);
 			if (!mr || (mr->type == MROCE_MR_DMA && qp->user) ||
-			    mroce_mr_check(mr, pd, sge[i].addr, sge[i].length,
-					   access))
+			    mroce_mr_check(mr, sge[i].lkey, pd, sge[i].addr,
+					   sge[i].length, access))
 				return IB_WC_LOC_PROT_ERR;
 		}
 	}
@@ -439,10 +446,51 @@ static u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 }
 
 /*
+ * Execute a local operation (kernel QPs only): REG_MR or LOCAL_INV on a
+ * fast-register region.  Returns 0 or the completion status.
+ */
+static u32 mroce_rc_local_op(struct mroce_qp *qp,
+			     const struct mroce_send_wqe *w)
+{
+	u32 status;
+
+	if (qp->user)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->opcode == MROCE_WR_KERN_REG_MR) {
+		if (w->wr.atomic.swap > U32_MAX)
+			return IB_WC_LOC_QP_OP_ERR;
+		status = mroce_mr_fast_reg(qp->mdev, qp->ibqp.pd,
+					   w->wr.atomic.rkey,
+					   w->wr.atomic.rsvd,
+					   w->wr.atomic.remote_addr,
+					   w->wr.atomic.compare_add,
+					   w->wr.atomic.swap);
+		if (!status)
+			atomic64_inc(&qp->mdev->stats.mr_fast_reg);
+		return status;
+	}
+	switch (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, w->wr.rdma.rkey)) {
+	case 0:
+		atomic64_inc(&qp->mdev->stats.mr_local_inv);
+		return 0;
+	case -EACCES:
+		return IB_WC_LOC_PROT_ERR;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+}
+
+/*
  * Read newly posted send WQEs and hand them to the core, in order.  A
  * WQE that fails validation completes with its error once everything
  * before it completed (so completions stay in order), and the QP moves
  * to the error state.  In the error state every new WQE is flushed.
+ *
+ * Local operations (REG_MR, LOCAL_INV) are fenced both ways: they
+ * execute, and complete at once, when every earlier WR has completed
+ * (so a LOCAL_INV after a READ into the region finds the data placed),
+ * and no later WR is handed to the core before they executed (so a SEND
+ * that advertises a new registration follows it).
  */
 static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 			       struct mroce_dp *dp)
@@ -462,6 +510,15 @@ static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 			qp->sq_next++;
 			mroce_rc_req_done(qp, qp->sq_next - 1,
 					  IB_WC_WR_FLUSH_ERR, 0, dp);
+			continue;
+		}
+		if (w->opcode == MROCE_WR_KERN_REG_MR ||
+		    w->opcode == MROCE_WR_LOCAL_INV) {
+			if (qp->sq_done != qp->sq_next)
+				return;	/* after the earlier ones */
+			status = mroce_rc_local_op(qp, w);
+			qp->sq_next++;
+			mroce_rc_req_done(qp, qp->sq_next - 1, status, 0, dp);
 			continue;
 		}
 		status = mroce_rc_wqe_to_wr(qp, w, qp->sq_next, &wr);
@@ -507,16 +564,26 @@ struct mroce_rc_ctx {
 	struct mroce_dp *dp;
 };
 
-static int mroce_rc_remote_mr(struct mroce_qp *qp, u64 va, u32 rkey, u32 len,
-			      int access, struct mroce_mr **out)
+/*
+ * A remote access through rkey: the QP must allow it and the region (not
+ * the DMA region) must pass mroce_mr_check().  With buf, also copy len
+ * bytes in direction dir in the same check (mroce_mr_xfer()).  Returns 0
+ * or -MROCE_SYN_REM_ACCESS.
+ */
+static int mroce_rc_remote(struct mroce_qp *qp, u64 va, u32 rkey, void *buf,
+			   u32 len, int access, enum mroce_copy_dir dir)
 {
 	struct mroce_mr *mr = mroce_mr_lookup(qp->mdev, rkey);
+	int err;
 
-	if (!mr || mr->type == MROCE_MR_DMA || !(qp->access_flags & access) ||
-	    mroce_mr_check(mr, qp->ibqp.pd, va, len, access))
+	if (!mr || mr->type == MROCE_MR_DMA || !(qp->access_flags & access))
 		return -MROCE_SYN_REM_ACCESS;
-	*out = mr;
-	return 0;
+	if (buf)
+		err = mroce_mr_xfer(mr, rkey, qp->ibqp.pd, va, buf, len,
+				    access, dir);
+	else
+		err = mroce_mr_check(mr, rkey, qp->ibqp.pd, va, len, access);
+	return err ? -MROCE_SYN_REM_ACCESS : 0;
 }
 
 static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
@@ -525,7 +592,6 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 	struct mroce_qp *qp = rc->qp;
 	struct mroce_send_wqe *sw;
 	struct mroce_recv_wqe *rw;
-	struct mroce_mr *mr;
 	u32 idx;
 	s64 room;
 	int err;
@@ -545,13 +611,9 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 				     MROCE_TO_MR);
 		return err ? -MROCE_SYN_REM_OP : 0;
 	case MROCE_PLACE_WRITE:
-		err = mroce_rc_remote_mr(qp, pl->va + pl->offset, pl->rkey,
-					 pl->len, IB_ACCESS_REMOTE_WRITE, &mr);
-		if (err)
-			return err;
-		mroce_mr_copy(mr, pl->va + pl->offset, (void *)pl->data,
-			      pl->len, MROCE_TO_MR);
-		return 0;
+		return mroce_rc_remote(qp, pl->va + pl->offset, pl->rkey,
+				       (void *)pl->data, pl->len,
+				       IB_ACCESS_REMOTE_WRITE, MROCE_TO_MR);
 	case MROCE_PLACE_READ_RESP:
 		idx = (u32)pl->cookie;
 		if (idx - qp->sq_done >= qp->sq_next - qp->sq_done)
@@ -569,12 +631,11 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 static int mroce_rc_read_check(void *ctx, u64 va, u32 rkey, u32 len)
 {
 	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
-	struct mroce_mr *mr;
 
 	if (!len)
 		return 0;
-	return mroce_rc_remote_mr(qp, va, rkey, len, IB_ACCESS_REMOTE_READ,
-				  &mr);
+	return mroce_rc_remote(qp, va, rkey, NULL, len, IB_ACCESS_REMOTE_READ,
+			       MROCE_FROM_MR);
 }
 
 static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
@@ -582,30 +643,38 @@ static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
 {
 	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
 	struct mroce_mr *mr;
-	struct page *page;
-	u64 *p;
 	int err;
 
 	if (va & 7)
 		return -MROCE_SYN_INV_REQ;
-	err = mroce_rc_remote_mr(qp, va, rkey, 8, IB_ACCESS_REMOTE_ATOMIC,
-				 &mr);
-	if (err)
-		return err;
-	p = mroce_mr_atomic_ptr(mr, va, &page);
-	if (!p)
+	mr = mroce_mr_lookup(qp->mdev, rkey);
+	if (!mr || mr->type == MROCE_MR_DMA ||
+	    !(qp->access_flags & IB_ACCESS_REMOTE_ATOMIC))
+		return -MROCE_SYN_REM_ACCESS;
+	err = mroce_mr_atomic(mr, rkey, qp->ibqp.pd, va,
+			      op == MROCE_WOP_CMP_SWAP, swap, compare_add, orig);
+	if (err == -EFAULT)
 		return -MROCE_SYN_REM_OP;
-	spin_lock(&mroce_atomic_lock);
-	*orig = READ_ONCE(*p);
-	if (op == MROCE_WOP_CMP_SWAP) {
-		if (*orig == compare_add)
-			WRITE_ONCE(*p, swap);
-	} else {
-		WRITE_ONCE(*p, *orig + compare_add);
-	}
-	spin_unlock(&mroce_atomic_lock);
-	if (page)
-		kunmap_local(p);
+	return err ? -MROCE_SYN_REM_ACCESS : 0;
+}
+
+/*
+ * SEND_WITH_INV from the peer, in MSN order before its receive
+ * completion: kernel QPs invalidate the fast-register region named by
+ * rkey (it must be one of the QP's PD, with that key, else the message
+ * fails with INV_REQ).  User QPs only report the rkey: no region a user
+ * PD holds can be invalidated (there are no memory windows and no user
+ * fast-register regions).
+ */
+static int mroce_rc_invalidate(void *ctx, u32 rkey)
+{
+	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
+
+	if (qp->user)
+		return 0;
+	if (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, rkey))
+		return -MROCE_SYN_INV_REQ;
+	atomic64_inc(&qp->mdev->stats.mr_remote_inv);
 	return 0;
 }
 
@@ -655,6 +724,7 @@ static const struct mroce_conn_ops mroce_rc_ops = {
 	.read_check = mroce_rc_read_check,
 	.atomic = mroce_rc_atomic,
 	.complete = mroce_rc_complete,
+	.invalidate = mroce_rc_invalidate,
 };
 
 /* ------------------------------------------------------------------ */
@@ -665,7 +735,6 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 {
 	u32 plen = tx->pkt.payload_len, hlen, total;
 	const struct mroce_send_wqe *w;
-	struct mroce_mr *mr;
 	struct sk_buff *skb;
 	u8 *buf;
 	int ret;
@@ -699,12 +768,9 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 			goto free;
 		}
 	} else if (tx->src == MROCE_SRC_LOCAL_MEM) {
-		if (mroce_rc_remote_mr(qp, tx->src_va, tx->src_rkey, plen,
-				       IB_ACCESS_REMOTE_READ, &mr))
-			memset(buf + hlen, 0, plen);	/* deregistered */
-		else
-			mroce_mr_copy(mr, tx->src_va, buf + hlen, plen,
-				      MROCE_FROM_MR);
+		if (mroce_rc_remote(qp, tx->src_va, tx->src_rkey, buf + hlen,
+				    plen, IB_ACCESS_REMOTE_READ, MROCE_FROM_MR))
+			memset(buf + hlen, 0, plen);	/* invalidated */
 	}
 	mroce_pkt_seal(buf, hlen + plen, total);
 	__skb_queue_tail(&dp->txq, skb);
@@ -732,16 +798,16 @@ static void mroce_rc_pump(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 /* The end of every step: error flushes, new WQEs, transmit. */
 static void mroce_rc_step(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 {
+	if (qp->conn->state == MROCE_CONN_OK && qp->state != IB_QPS_ERR &&
+	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
+		mroce_rc_sq_ingest(qp, now, dp);
+	/* Also when a WQE just failed in the ingest above. */
 	if (qp->conn->state != MROCE_CONN_OK || qp->state == IB_QPS_ERR) {
 		mroce_qp_to_error(qp);
 		mroce_rc_sq_ingest(qp, now, dp);
 		mroce_wq_rq_flush(qp, dp);
-		/* A stopped connection still sends its pending NAK. */
-		mroce_rc_pump(qp, now, dp);
-		return;
 	}
-	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
-		mroce_rc_sq_ingest(qp, now, dp);
+	/* A stopped connection still sends its pending NAK. */
 	mroce_rc_pump(qp, now, dp);
 }
 
@@ -762,13 +828,20 @@ static enum hrtimer_restart mroce_rc_timer(struct hrtimer *t)
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		/* UD/GSI: a doorbell rung with interrupts disabled. */
 		mroce_ud_doorbell(qp, &dp);
+		if (qp->state == IB_QPS_ERR)
+			mroce_wq_rq_flush(qp, &dp);
 	} else if (qp->conn_live) {
+		/* The step flushes both queues in the error state. */
 		now = mroce_now();
 		rc.qp = qp;
 		rc.dp = &dp;
 		qp->conn->ctx = &rc;
 		mroce_conn_timer(qp->conn, now);
 		mroce_rc_step(qp, now, &dp);
+	} else if (qp->state == IB_QPS_ERR) {
+		/* Never connected (error from RESET or INIT). */
+		mroce_rc_sq_ingest(qp, 0, &dp);
+		mroce_wq_rq_flush(qp, &dp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mroce_dp_finish(qp, &dp);

@@ -3,31 +3,59 @@
  * Receive: the UDP encapsulation handler of the namespace's sockets.
  *
  * Runs in softirq context under rcu_read_lock() (held by the UDP stack).
- * Every datagram is attributed to the mroce device of its ingress netdev,
- * linearised and validated completely by the protocol core's parser
- * (lengths, reserved fields, ICRC) before any field is used; it then goes
- * to its QP, which must exist, be in a receiving state and, for RC, come
- * from the QP's peer address.  Anything else is counted and dropped.
+ * Every datagram is attributed to the mroce device of its ingress netdev
+ * (for a datagram looped back on this host, of the netdev holding its
+ * destination address), linearised and validated completely by the
+ * protocol core's parser (lengths, reserved fields, ICRC) before any
+ * field is used; it then goes to its QP, which must exist, be in a
+ * receiving state and, for RC, come from the QP's peer address.  Anything else is counted and dropped.
  * Placement and ACK generation happen right here (mroce_rc_rx()); there
  * is no hop to a workqueue.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/inetdevice.h>
 #include <linux/kernel.h>
 #include <linux/skbuff.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
+#include <net/addrconf.h>
 #include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
 #include <net/udp.h>
 
 #include "mroce.h"
 #include "core/mroce_core.h"
 
-static struct mroce_dev *mroce_rx_dev(struct mroce_net *mnet,
-				      struct net_device *ndev)
+/*
+ * The netdev a datagram that was looped back on this host (ingress lo:
+ * the destination is a local address, e.g. two QPs of one device) is for:
+ * the one holding its destination address.  RCU, no reference.
+ */
+static struct net_device *mroce_rx_local_dev(const struct sk_buff *skb)
 {
+	struct net *net = dev_net(skb->dev);
+
+	if (skb->protocol == htons(ETH_P_IP))
+		return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (skb->protocol == htons(ETH_P_IPV6) && ipv6_stub->ipv6_dev_find)
+		return ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->daddr,
+						NULL);
+#endif
+	return NULL;
+}
+
+static struct mroce_dev *mroce_rx_dev(struct mroce_net *mnet,
+				      struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
 	struct mroce_dev *mdev;
 
+	if (ndev && (ndev->flags & IFF_LOOPBACK))
+		ndev = mroce_rx_local_dev(skb);
+	if (!ndev)
+		return NULL;
 	list_for_each_entry_rcu(mdev, &mroce_dev_list, list)
 		if (mdev->ndev == ndev && mdev->mnet == mnet)
 			return mdev;
@@ -72,7 +100,7 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 
 	if (!mnet)
 		goto free;
-	mdev = mroce_rx_dev(mnet, skb->dev);
+	mdev = mroce_rx_dev(mnet, skb);
 	if (!mdev) {
 		atomic64_inc(&mnet->rx_no_device);
 		goto free;

@@ -131,6 +131,9 @@ static int mroce_dev_counters_show(struct seq_file *s, void *unused)
 		{ "rx_ud_qkey", &mdev->stats.rx_ud_qkey },
 		{ "tx_packets", &mdev->stats.tx_packets },
 		{ "tx_errors", &mdev->stats.tx_errors },
+		{ "mr_fast_reg", &mdev->stats.mr_fast_reg },
+		{ "mr_local_inv", &mdev->stats.mr_local_inv },
+		{ "mr_remote_inv", &mdev->stats.mr_remote_inv },
 	};
 	int i;
 

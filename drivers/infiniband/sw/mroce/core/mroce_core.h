@@ -304,6 +304,13 @@ struct mroce_conn_ops {
 	int (*atomic)(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
 		      u64 compare_add, u64 *orig);
 	void (*complete)(void *ctx, const struct mroce_completion *c);
+	/*
+	 * SEND_INV reached the head of the MSN order, all placed: invalidate
+	 * rkey before its receive completion is reported.  Optional (NULL:
+	 * nothing to invalidate); a refusal fails the message like a
+	 * placement refusal (-MROCE_SYN_INV_REQ).
+	 */
+	int (*invalidate)(void *ctx, u32 rkey);
 };
 
 /* ------------------------------------------------------------------ */

@@ -372,6 +372,14 @@ void mroce_recv_advance(struct mroce_conn *c)
 				break;
 			case MROCE_OP_WRITE:
 				break;
+			case MROCE_OP_SEND_INV:
+				ret = c->ops && c->ops->invalidate ?
+				      c->ops->invalidate(c->ctx, r->imm) : 0;
+				if (ret)
+					r->fail_syn = mroce_syn_of(ret);
+				else
+					mroce_recv_cqe(c, r);
+				break;
 			default:
 				mroce_recv_cqe(c, r);
 				break;
