@@ -24,7 +24,9 @@ pair() {
 		$A timeout 120 "${cli[@]}" >"$log/$name.cli" 2>&1
 		rc_c=$?
 		[ $rc_c = 0 ] && break
-		grep -qiE "couldn't connect|Connection refused|Unable to init" \
+		# The server is not listening yet (TCP side channel refused,
+		# or rdma_cm's REJECTED with "invalid service ID", 8): retry.
+		grep -qiE "couldn't connect|Connection refused|Unable to init|EVENT_REJECTED, error:? 8" \
 			"$log/$name.cli" || break
 		sleep 1
 	done
