@@ -5,8 +5,8 @@
 # NVMe-oF RDMA host (nvme-rdma) on the same mroce device, connected over
 # loopback.  The host registers every I/O buffer with fast-register MRs
 # (IB_WR_REG_MR) and the target answers with SEND_WITH_INV; data written
-# through /dev/nvmeXnY is read back and compared.  Not in the default list
-# (run it by name); skipped when the guest has no NVMe-oF modules.
+# through /dev/nvmeXnY is read back and compared.  In the default list;
+# skipped when the guest has no NVMe-oF modules.
 . "$(dirname "$0")/lib.sh"
 
 NQN=mroce-test
