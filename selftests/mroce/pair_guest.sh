@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The real clients between two testbed guests (selftests/run_pair.sh): the
+# second topology next to the netns pairs of test_rc.sh and test_ud_cm.sh.
+# Guest b (10.11.0.2) starts every server at once, each on its own TCP or
+# rdma_cm port so that a failed client cannot meet the next test's server;
+# guest a runs the clients one after the other and reports KTAP.  A server
+# whose client never came ends by its timeout.
+. /mroce/selftests/mroce/lib.sh
+
+# name | server args | client args (the client gets the server address last)
+tests=(
+	"ibv_rc_pingpong 4 KiB x 200, payload checked|ibv_rc_pingpong -p 18601 -n 200 -s 4096 -c|ibv_rc_pingpong -p 18601 -n 200 -s 4096 -c"
+	"ibv_rc_pingpong 1 MiB x 10, events, payload checked|ibv_rc_pingpong -p 18602 -n 10 -s 1048576 -e -c|ibv_rc_pingpong -p 18602 -n 10 -s 1048576 -e -c"
+	"ibv_ud_pingpong 1 KiB x 100|ibv_ud_pingpong -p 18603 -n 100 -s 1024|ibv_ud_pingpong -p 18603 -n 100 -s 1024"
+	"ibv_srq_pingpong 4 QPs, payload checked|ibv_srq_pingpong -p 18604 -n 100 -q 4 -s 4096 -c|ibv_srq_pingpong -p 18604 -n 100 -q 4 -s 4096 -c"
+	"rping -V, 20 iterations over rdma_cm|rping -s -a 10.11.0.2 -p 18605 -C 20 -S 4096 -V|rping -c -a 10.11.0.2 -p 18605 -C 20 -S 4096 -V"
+	"ib_write_bw 64 KiB|ib_write_bw -p 18606 -s 65536 -n 200 -F|ib_write_bw -p 18606 -s 65536 -n 200 -F"
+	"ib_read_bw 64 KiB|ib_read_bw -p 18607 -s 65536 -n 200 -F|ib_read_bw -p 18607 -s 65536 -n 200 -F"
+	"ib_send_bw 64 KiB|ib_send_bw -p 18608 -s 65536 -n 200 -F|ib_send_bw -p 18608 -s 65536 -n 200 -F"
+	"ib_send_lat 64 B|ib_send_lat -p 18609 -s 64 -n 200 -F|ib_send_lat -p 18609 -s 64 -n 200 -F"
+	"ib_atomic_bw fetch-and-add|ib_atomic_bw -p 18610 -n 200 -F -A FETCH_AND_ADD|ib_atomic_bw -p 18610 -n 200 -F -A FETCH_AND_ADD"
+	"ib_write_bw -R (rdma_cm)|ib_write_bw -p 18611 -s 65536 -n 200 -F -R|ib_write_bw -p 18611 -s 65536 -n 200 -F -R"
+)
+
+mroce_load
+rdma link add mroce0 type mroce netdev eth0
+gid=$(tb_wait_gid mroce0)
+# Device and GID arguments differ by tool family.
+dev_args() {
+	case $1 in
+	ibv_*) echo "-d mroce0 -g $gid" ;;
+	ib_*) echo "-d mroce0 -x $gid" ;;
+	*) echo "" ;;
+	esac
+}
+
+if [ "$MROCE_ROLE" = b ]; then
+	pids=()
+	for i in "${!tests[@]}"; do
+		IFS='|' read -r _ srv _ <<<"${tests[$i]}"
+		set -- $srv
+		tool=$1
+		shift
+		# shellcheck disable=SC2046
+		timeout 600 "$tool" $(dev_args "$tool") "$@" >"/out/srv$i.log" 2>&1 &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	exit 0
+fi
+
+echo "KTAP version 1"
+tb_wait_ping 10.11.0.2 >/dev/null
+for i in "${!tests[@]}"; do
+	IFS='|' read -r name _ cli <<<"${tests[$i]}"
+	set -- $cli
+	tool=$1
+	shift
+	args=("$@")
+	[ "$tool" = rping ] || args+=(10.11.0.2)
+	# The server may still be starting: retry while it refuses.
+	for try in $(seq 30); do
+		# shellcheck disable=SC2046
+		timeout 200 "$tool" $(dev_args "$tool") "${args[@]}" >"/out/cli$i.log" 2>&1
+		rc=$?
+		grep -qiE "couldn't connect|Connection refused|Unable to init|EVENT_REJECTED, error:? 8" \
+			"/out/cli$i.log" || break
+		sleep 2
+	done
+	if [ $rc = 0 ]; then
+		tb_ok "two guests: $name"
+		grep -E "^ *[0-9]+ +[0-9]+ " "/out/cli$i.log" | tail -1 | sed 's/^ */# perftest: /'
+	else
+		tb_not_ok "two guests: $name" "client rc $rc"
+		grep -iE "error|fail|unable|couldn't|timeout" "/out/cli$i.log" | head -5 | sed 's/^/# cli: /'
+	fi
+done
+c=$MROCE_DEBUGFS/mroce0/counters
+if [ "$(awk '$1 == "rx_malformed" {print $2}' "$c")" = 0 ]; then
+	tb_ok "two guests: no malformed packets at a"
+else
+	tb_not_ok "two guests: no malformed packets at a" "$(grep rx_malformed "$c")"
+fi
+if tb_dmesg_check; then
+	tb_ok "two guests: kernel log of a is clean"
+else
+	tb_not_ok "two guests: kernel log of a is clean"
+fi
+tb_ktap_plan_end
+! tb_ktap_failed
