@@ -206,6 +206,48 @@ TEST(Rto, ExponentialBackoffThenPathDown)
 		  MROCE_E_STATE);
 }
 
+/*
+ * A host stall while every path is down (the timer runs 50 probe periods
+ * late) costs one round of the retry budget, not 50: the next round gets a
+ * full probe period, in which an answered probe brings the path back.
+ */
+TEST(Rto, StallWhileAllDownCountsOneRound)
+{
+	mroce_params prm = one_path_params();
+	prm.retry_budget = 2;
+	Pair pr(prm);
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 2), 0), 0);
+	ASSERT_EQ(drain(pr.a, 0).size(), 1u);
+	uint64_t t = 0;
+	while (pstats(pr.a, 0).state != MROCE_PATH_DOWN) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		ASSERT_NE(t, UINT64_MAX);
+		mroce_conn_timer(pr.a.conn.get(), t);
+		drain(pr.a, t);
+	}
+	uint64_t late = t + 50 * prm.probe_ns;
+	/* the late timer, run again as an embedder does for a past deadline */
+	for (int k = 0; k < 5; k++)
+		mroce_conn_timer(pr.a.conn.get(), late);
+	EXPECT_TRUE(pr.a.cqes.empty());
+	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_OK);
+	EXPECT_EQ(pr.a.conn->down_rounds, 1u);
+	/* the probe sent now is answered: the path comes back, no error */
+	auto out = drain(pr.a, late);
+	bool probed = false;
+	for (auto &w : out) {
+		if (!is_op(w, MROCE_OP_PROBE))
+			continue;
+		probed = true;
+		deliver(pr.b, w, late + 10 * kUs);
+	}
+	ASSERT_TRUE(probed);
+	for (auto &w : drain(pr.b, late + 10 * kUs))
+		deliver(pr.a, w, late + 20 * kUs);
+	EXPECT_EQ(pstats(pr.a, 0).state, (uint32_t)MROCE_PATH_UP);
+	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_OK);
+}
+
 TEST(Rto, AckResetsBackoff)
 {
 	Pair pr(one_path_params());

@@ -528,6 +528,7 @@ struct mroce_conn {
 	u64 rnr_until_ns;
 	u32 down_rounds;
 	u64 all_down_since_ns;
+	u64 down_round_due_ns;	/* end of the current all-down probe round */
 	u64 next_steer_ns;
 	u32 sched_rr;
 

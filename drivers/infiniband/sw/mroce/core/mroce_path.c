@@ -203,6 +203,7 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 	if (!mroce_paths_up(c) && !c->all_down_since_ns) {
 		c->all_down_since_ns = now ? now : 1;
 		c->down_rounds = 0;
+		c->down_round_due_ns = now + c->p.probe_ns;
 	}
 }
 

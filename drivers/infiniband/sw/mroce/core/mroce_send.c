@@ -966,13 +966,19 @@ void mroce_send_timer(struct mroce_conn *c, u64 now)
 				p->tlp_req = true;
 		}
 	}
+	/*
+	 * A round ends probe_ns after the previous one was counted, not at a
+	 * multiple of probe_ns since the outage began: after a stall of the
+	 * host (a late timer) one round is counted and the next gets a full
+	 * probe period in which probes go out and can be answered.
+	 */
 	if (c->all_down_since_ns && !mroce_paths_up(c) &&
-	    now >= c->all_down_since_ns +
-		   (u64)(c->down_rounds + 1) * c->p.probe_ns) {
+	    now >= c->down_round_due_ns) {
 		if (++c->down_rounds > c->p.retry_budget) {
 			mroce_conn_set_error(c, MROCE_ST_RETRY_EXC);
 			return;
 		}
+		c->down_round_due_ns = now + c->p.probe_ns;
 	}
 	if (c->p.num_paths > 1 && now >= c->next_steer_ns) {
 		if (c->snd_dsn_una != c->snd_dsn_nxt)
@@ -1017,8 +1023,7 @@ u64 mroce_send_next_timer(const struct mroce_conn *c)
 		}
 	}
 	if (c->all_down_since_ns)
-		t = min_t(u64, t, c->all_down_since_ns +
-			  (u64)(c->down_rounds + 1) * c->p.probe_ns);
+		t = min_t(u64, t, c->down_round_due_ns);
 	if (c->p.num_paths > 1 && c->snd_dsn_una != c->snd_dsn_nxt)
 		t = min_t(u64, t, c->next_steer_ns);
 	if (c->retxq_len && c->rnr_until_ns > c->now_ns)
