@@ -48,10 +48,24 @@ suite() {
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	count_ktap "$log" "$name"
-	if [ "$rc" != 0 ] && [ "$suite_failed" = 0 ]; then
+	# The guest selftests (tools/testbed/tb run): the testbed's own
+	# verdicts come after the guest's KTAP, so a kernel problem report (a
+	# checker's, the end-of-run kmemleak scan's, or a checker found
+	# switched off) and a timeout each count as a failure of their own.
+	case "$name:$rc" in
+	*:0) ;;
+	selftests*:3)
 		fail=$((fail + 1))
-		failed_names+=("$name: exited with status $rc")
-	fi
+		failed_names+=("$name: kernel problem report or a checker switched off (tb status 3, see $log)") ;;
+	selftests*:124)
+		fail=$((fail + 1))
+		failed_names+=("$name: the guest timed out (tb status 124)") ;;
+	*)
+		if [ "$suite_failed" = 0 ]; then
+			fail=$((fail + 1))
+			failed_names+=("$name: exited with status $rc")
+		fi ;;
+	esac
 }
 
 # ctest_ktap: ctest's per-test result lines as KTAP.
