@@ -7,8 +7,8 @@
 #   MROCE_TB_KERNEL MROCE_TB_MODULES MROCE_TB_APPEND MROCE_KO
 #   MROCE_DEBUG_KDIR MROCE_DEBUG_KREL
 #   MROCE_TIME_FACTOR  how much longer the tests' time limits are on this
-#                      kernel (selftests/mroce/lib.sh; README.md, "Time
-#                      limits"); an existing value is kept
+#                      kernel (selftests/mroce/lib.sh; README.md here, "Time
+#                      limits on the debug kernel"); an existing value is kept
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
