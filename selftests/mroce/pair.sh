@@ -15,7 +15,7 @@ mkdir -p "$log"
 # client in ns_a (the client retries while the server starts listening).
 # Each side gets 120 s (times MROCE_TIME_FACTOR) before it counts as hung.
 pair() {
-	local name=$1 srv=() cli=() rc_s rc_c
+	local name=$1 srv=() cli=() rc_s rc_c t0=$SECONDS
 	shift
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
@@ -34,6 +34,8 @@ pair() {
 	done
 	wait $spid
 	rc_s=$?
+	# Against the limit: how close a slow kernel comes to it.
+	echo "# $name: $((SECONDS - t0)) s (limit $(mroce_t 120) s a side)"
 	if [ $rc_c = 0 ] && [ $rc_s = 0 ]; then
 		tb_ok "$name"
 	else
