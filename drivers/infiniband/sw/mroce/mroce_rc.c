@@ -193,13 +193,15 @@ void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 	cqe->qp_num = qp->ibqp.qp_num;
 	cqe->port_num = 1;
 	qp->rq_done++;
-	/*
-	 * SRQ WQEs were released when taken (mroce_srq_take()).  Otherwise the
-	 * WQE was copied out, so its slot is free; publish that before the
-	 * CQE so a consumer that reposts from its poll loop finds room.
-	 */
-	if (!qp->ibqp.srq)
+	/* SRQ WQEs were released when taken (mroce_srq_take()). */
+	if (!qp->ibqp.srq) {
+		/*
+		 * The WQE was copied out, so its slot is free; publish that
+		 * before the CQE so a consumer that reposts from its poll
+		 * loop finds room.
+		 */
 		smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+	}
 	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
 }
 
