@@ -16,11 +16,13 @@ if [ "${1:-}" = --out ]; then
 	shift 2
 fi
 mkdir -p "$out"
-# Passed on to the guest: MROCE_STRESS(_ROUNDS), and MROCE_KO (a host path in
+# Passed on to the guest: MROCE_STRESS(_ROUNDS), MROCE_TIME_FACTOR (the
+# scale of the tests' time limits, selftests/mroce/lib.sh; the guest's own
+# limit here scales with it), and MROCE_KO (a host path in
 # this tree: the module to test, e.g. one built for the debug kernel).
 # The kernel: tb's MROCE_TB_KERNEL/MROCE_TB_MODULES/MROCE_TB_APPEND.
 env=()
-for v in MROCE_STRESS MROCE_STRESS_ROUNDS; do
+for v in MROCE_STRESS MROCE_STRESS_ROUNDS MROCE_TIME_FACTOR; do
 	[ -n "${!v:-}" ] && env+=(--env "$v=${!v}")
 done
 if [ -n "${MROCE_KO:-}" ]; then
@@ -40,5 +42,6 @@ if [ -z "${MROCE_TB_KERNEL:-}" ]; then
 	"  " | *" test_ucx.sh "*) hostroot=(--hostroot) ;;
 	esac
 fi
-exec "$top/tools/testbed/tb" run --quiet "${hostroot[@]}" --out "$out" --timeout "${MROCE_SELFTEST_TIMEOUT:-1200}" \
+exec "$top/tools/testbed/tb" run --quiet "${hostroot[@]}" --out "$out" \
+	--timeout "${MROCE_SELFTEST_TIMEOUT:-$((1200 * ${MROCE_TIME_FACTOR:-1}))}" \
 	"${env[@]}" "$top/selftests/mroce/run_guest.sh" "$@"

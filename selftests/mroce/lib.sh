@@ -13,6 +13,25 @@ MROCE_KO=${MROCE_KO:-$MROCE_SRC/drivers/infiniband/sw/mroce/rdma_mroce.ko}
 MROCE_DEBUGFS=/sys/kernel/debug/mroce
 MROCE_PORT_DEFAULT=4792
 
+# MROCE_TIME_FACTOR: how many times longer than on the Debian kernel the
+# tests' hang detectors (timeouts, wait loops) give an operation before they
+# call it hung.  Only time limits scale; what a test runs and asserts (sizes,
+# iteration counts, results, counters) never does.  1 on the Debian kernel;
+# on the debug kernel (tools/debugkernel: KASAN, lockdep, kmemleak, UBSAN,
+# slub_debug, release *-mroce-dbg) 4, see tools/debugkernel/README.md for
+# the measurement behind it.  An explicit MROCE_TIME_FACTOR (selftests/run.sh
+# passes the host's on) wins.
+if [ -z "${MROCE_TIME_FACTOR:-}" ]; then
+	case "$(uname -r)" in
+	*-mroce-dbg) MROCE_TIME_FACTOR=4 ;;
+	*) MROCE_TIME_FACTOR=1 ;;
+	esac
+fi
+[[ "$MROCE_TIME_FACTOR" =~ ^[1-9][0-9]*$ ]] || MROCE_TIME_FACTOR=1
+
+# mroce_t SECONDS: a time limit scaled by MROCE_TIME_FACTOR.
+mroce_t() { echo $(($1 * MROCE_TIME_FACTOR)); }
+
 # The provider from the build tree, without installing it.
 export RDMAV_DRIVERS=$MROCE_BUILD/userspace_provider/libmroce
 MROCE_VERBS_OBJECTS=$MROCE_BUILD/selftests/mroce_verbs_objects
@@ -70,10 +89,10 @@ mroce_ibdevs() {
 	done
 }
 
-# wait_for CMD...: retry a condition for up to 5 s.
+# wait_for CMD...: retry a condition for up to 5 s (times MROCE_TIME_FACTOR).
 wait_for() {
 	local i
-	for i in $(seq 50); do
+	for i in $(seq $((50 * MROCE_TIME_FACTOR))); do
 		"$@" && return 0
 		sleep 0.1
 	done

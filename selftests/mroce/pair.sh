@@ -5,23 +5,27 @@
 # ns_a, as one KTAP result (source after lib.sh).
 A="ip netns exec ns_a"
 B="ip netns exec ns_b"
-log=/tmp/mroce_pair
-mkdir -p $log
+# The server's and the client's output, kept in the run's output directory
+# when there is one (tb: MROCE_OUT=/out, the host's --out DIR).
+log=${MROCE_OUT:+$MROCE_OUT/pair-logs}
+log=${log:-/tmp/mroce_pair}
+mkdir -p "$log"
 
 # pair NAME SERVER_CMD... -- CLIENT_CMD...: run a server in ns_b and its
 # client in ns_a (the client retries while the server starts listening).
+# Each side gets 120 s (times MROCE_TIME_FACTOR) before it counts as hung.
 pair() {
-	local name=$1 srv=() cli=() rc_s rc_c
+	local name=$1 srv=() cli=() rc_s rc_c t0=$SECONDS
 	shift
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	$B timeout 120 "${srv[@]}" >"$log/$name.srv" 2>&1 &
+	$B timeout "$(mroce_t 120)" "${srv[@]}" >"$log/$name.srv" 2>&1 &
 	local spid=$!
 	sleep 0.5
 	local i
 	for i in 1 2 3 4 5 6; do
-		$A timeout 120 "${cli[@]}" >"$log/$name.cli" 2>&1
+		$A timeout "$(mroce_t 120)" "${cli[@]}" >"$log/$name.cli" 2>&1
 		rc_c=$?
 		[ $rc_c = 0 ] && break
 		# The server is not listening yet (TCP side channel refused,
@@ -32,6 +36,8 @@ pair() {
 	done
 	wait $spid
 	rc_s=$?
+	# Against the limit: how close a slow kernel comes to it.
+	echo "# $name: $((SECONDS - t0)) s (limit $(mroce_t 120) s a side)"
 	if [ $rc_c = 0 ] && [ $rc_s = 0 ]; then
 		tb_ok "$name"
 	else

@@ -16,12 +16,24 @@ echo "KTAP version 1"
 echo "# kernel $(uname -r), module $MROCE_KO"
 for t in "${tests[@]}"; do
 	echo "# selftests: mroce: $t"
+	t0=$SECONDS
 	bash "$here/$t" || tb_not_ok "$t" "exited with $?"
+	echo "# selftests: mroce: $t took $((SECONDS - t0)) s"
 done
 if tb_dmesg_check; then
 	tb_ok "kernel log is clean"
 else
 	tb_not_ok "kernel log is clean" "problem report in dmesg"
+fi
+# On the debug kernel: lockdep must still be validating at the end (it goes
+# quiet for the rest of the boot after its first report).  The kmemleak scan
+# follows the script (tools/testbed/init.sh; a report fails the run).
+if [ -r /proc/lockdep_stats ]; then
+	if tb_lockdep_on; then
+		tb_ok "lockdep still on at the end"
+	else
+		tb_not_ok "lockdep still on at the end" "debug_locks=0: lockdep switched itself off during the run"
+	fi
 fi
 tb_ktap_plan_end
 ! tb_ktap_failed

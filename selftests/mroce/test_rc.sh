@@ -34,7 +34,7 @@ pair "ibv_rc_pingpong -N, events, 64 KiB" \
 # Every ibv_wr_* operation and the ibv_cq_ex API, from one process on
 # both devices (RDMA devices are visible in every netns in shared mode).
 if [ -x "$MROCE_WR_API" ]; then
-	$A timeout 120 "$MROCE_WR_API" mroce_a "$ga" mroce_b "$gb" 2>&1 | ktap_relay wr_api
+	$A timeout "$(mroce_t 120)" "$MROCE_WR_API" mroce_a "$ga" mroce_b "$gb" 2>&1 | ktap_relay wr_api
 else
 	tb_not_ok wr_api "$MROCE_WR_API not built"
 fi
@@ -61,6 +61,7 @@ for d in mroce_a mroce_b; do
 	if [ "${tx:-0}" -gt 1000 ] && [ "${rx:-0}" -gt 1000 ] && [ "$bad" = 0 ]; then
 		tb_ok "$d counters: tx $tx rx $rx, nothing malformed"
 	else
+		sed "s/^/# $d: /" "$c"
 		tb_not_ok "$d counters" "tx ${tx:-?} rx ${rx:-?} malformed+no_qp $bad"
 	fi
 done

@@ -29,11 +29,11 @@ links_up() { # links_up: mroce0 on m0, mroce1 on m1 (a veth pair)
 	gid0=$(tb_wait_gid mroce0) && gid1=$(tb_wait_gid mroce1)
 }
 
-# wait_long CMD...: retry a condition for up to 60 s (the debug kernel
-# under TCG is slow).
+# wait_long CMD...: retry a condition for up to 60 s (times
+# MROCE_TIME_FACTOR).
 wait_long() {
 	local i
-	for i in $(seq 300); do
+	for i in $(seq $((300 * MROCE_TIME_FACTOR))); do
 		"$@" && return 0
 		sleep 0.2
 	done
@@ -116,7 +116,7 @@ no_live_objects "churn"
 # 2) rdma link delete under churning holders (mroce1 stays, busy too).
 check "link delete: holders on mroce0 ready" start_live l0 mroce0 "$gid0"
 check "link delete: holders on mroce1 ready" start_live l1 mroce1 "$gid1"
-check "link delete: mroce0 with live objects" timeout 60 rdma link delete mroce0
+check "link delete: mroce0 with live objects" timeout "$(mroce_t 60)" rdma link delete mroce0
 check "link delete: mroce0 is gone" test ! -e /sys/class/infiniband/mroce0
 reap "link delete" l0-qp l0-mr l0-cq
 check "link delete: mroce1 still there" test -e /sys/class/infiniband/mroce1
@@ -128,7 +128,7 @@ no_live_objects "link delete"
 check "netdev delete: re-add mroce0" rdma link add mroce0 type mroce netdev m0
 gid0=$(tb_wait_gid mroce0)
 check "netdev delete: holders on mroce1 ready" start_live n1 mroce1 "$gid1"
-check "netdev delete: ip link del m1 (veth pair) with live objects" timeout 60 ip link del m1
+check "netdev delete: ip link del m1 (veth pair) with live objects" timeout "$(mroce_t 60)" ip link del m1
 check "netdev delete: mroce1 and mroce0 are gone" \
 	wait_long test ! -e /sys/class/infiniband/mroce1 -a ! -e /sys/class/infiniband/mroce0
 reap "netdev delete" n1-qp n1-mr n1-cq
@@ -139,7 +139,7 @@ check "netdev delete: rmmod" mroce_unload
 check "rmmod: two devices up" links_up
 check "rmmod: holders on mroce0 ready" start_live r0 mroce0 "$gid0"
 check "rmmod: holders on mroce1 ready" start_live r1 mroce1 "$gid1"
-check "rmmod: with live objects on two devices" timeout 60 rmmod rdma_mroce
+check "rmmod: with live objects on two devices" timeout "$(mroce_t 60)" rmmod rdma_mroce
 check "rmmod: module is gone" test ! -d /sys/module/rdma_mroce
 reap "rmmod" r0-qp r0-mr r0-cq r1-qp r1-mr r1-cq
 ip link del m0 2>/dev/null

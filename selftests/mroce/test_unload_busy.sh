@@ -33,7 +33,7 @@ finish_holder() {
 # 1) rdma link delete under a live process: the core disassociates it.
 setup
 check "holder created objects" test -e /tmp/holder.ready
-check "rdma link delete with live objects returns" timeout 30 rdma link delete mroce0
+check "rdma link delete with live objects returns" timeout "$(mroce_t 30)" rdma link delete mroce0
 check "device is gone" test ! -e /sys/class/infiniband/mroce0
 finish_holder "link delete"
 live=$(mroce_live_objects)
@@ -46,7 +46,7 @@ ip link del m0
 
 # 2) rmmod under a live process.
 setup
-check "rmmod with live objects returns" timeout 30 rmmod rdma_mroce
+check "rmmod with live objects returns" timeout "$(mroce_t 30)" rmmod rdma_mroce
 check "module is gone" test ! -d /sys/module/rdma_mroce
 finish_holder "rmmod"
 ip link del m0

@@ -7,17 +7,18 @@
 . "$(dirname "$0")/lib.sh"
 
 start_stream() {	# start_stream PORT: ib_write_bw for 60 s in both namespaces
-	ip netns exec ns_b timeout 90 ib_write_bw -d mroce_b -x "$gb" -s 65536 -D 60 -F \
+	ip netns exec ns_b timeout "$((60 + $(mroce_t 30)))" ib_write_bw -d mroce_b -x "$gb" -s 65536 -D 60 -F \
 		-p "$1" >/tmp/unl_srv_$1.log 2>&1 &
 	srv=$!
 	sleep 1
-	ip netns exec ns_a timeout 90 ib_write_bw -d mroce_a -x "$ga" -s 65536 -D 60 -F \
+	ip netns exec ns_a timeout "$((60 + $(mroce_t 30)))" ib_write_bw -d mroce_a -x "$ga" -s 65536 -D 60 -F \
 		-p "$1" 10.12.0.2 >/tmp/unl_cli_$1.log 2>&1 &
 	cli=$!
 }
 
-# traffic_flows COUNTER_BEFORE: tx_packets of mroce_a grew since then
 tx_a() { awk '$1 == "tx_packets" {print $2}' "$MROCE_DEBUGFS/mroce_a/counters"; }
+# tx_grew COUNTER_BEFORE: tx_packets of mroce_a grew by 100 since then
+tx_grew() { [ "$(tx_a)" -gt "$(($1 + 100))" ]; }
 
 mroce_load
 tb_netns_pair
@@ -29,8 +30,8 @@ gb=$(tb_wait_gid mroce_b)
 start_stream 18600
 t0=$(tx_a)
 sleep 4
-check "traffic is flowing before the link delete" test "$(tx_a)" -gt "$((t0 + 100))"
-check "rdma link delete under traffic returns" timeout 60 ip netns exec ns_b rdma link delete mroce_b
+check "traffic is flowing before the link delete" wait_for tx_grew "$t0"
+check "rdma link delete under traffic returns" timeout "$(mroce_t 60)" ip netns exec ns_b rdma link delete mroce_b
 wait $cli; rc_c=$?
 wait $srv; rc_s=$?
 check "both clients ended (rc $rc_c/$rc_s) instead of hanging" \
@@ -41,8 +42,8 @@ gb=$(tb_wait_gid mroce_b)
 start_stream 18601
 t0=$(tx_a)
 sleep 4
-check "traffic flows again on a new link" test "$(tx_a)" -gt "$((t0 + 100))"
-check "rmmod under traffic returns" timeout 60 rmmod rdma_mroce
+check "traffic flows again on a new link" wait_for tx_grew "$t0"
+check "rmmod under traffic returns" timeout "$(mroce_t 60)" rmmod rdma_mroce
 wait $cli; rc_c=$?
 wait $srv; rc_s=$?
 check "both clients ended after rmmod (rc $rc_c/$rc_s)" test "$rc_c" != 124 -a "$rc_s" != 124

@@ -18,7 +18,7 @@ gb=$(tb_wait_gid mroce_b)
 run_verify() {
 	local name=$1 out
 	shift
-	out=$(timeout 600 "$VERIFY" "$@" mroce_a "$ga" mroce_b "$gb" 2>&1)
+	out=$(timeout "$(mroce_t 600)" "$VERIFY" "$@" mroce_a "$ga" mroce_b "$gb" 2>&1)
 	local rc=$?
 	echo "$out" | sed 's/^/# /'
 	if [ $rc = 0 ]; then

@@ -6,6 +6,9 @@
 # and the selftests at them (for eval):
 #   MROCE_TB_KERNEL MROCE_TB_MODULES MROCE_TB_APPEND MROCE_KO
 #   MROCE_DEBUG_KDIR MROCE_DEBUG_KREL
+#   MROCE_TIME_FACTOR  how much longer the tests' time limits are on this
+#                      kernel (selftests/mroce/lib.sh; README.md here, "Time
+#                      limits on the debug kernel"); an existing value is kept
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -23,4 +26,5 @@ ko=$("$here/module.sh" "$MROCE_DEBUG_KDIR" "$top/build/debug-module/$MROCE_DEBUG
 # work!").
 printf 'export %s=%q\n' MROCE_TB_KERNEL "$MROCE_TB_KERNEL" MROCE_TB_MODULES "$MROCE_TB_MODULES" \
 	MROCE_TB_APPEND "slub_debug=FZP pci=noacpi no_timer_check${MROCE_TB_APPEND:+ $MROCE_TB_APPEND}" \
-	MROCE_KO "$ko" MROCE_DEBUG_KDIR "$MROCE_DEBUG_KDIR" MROCE_DEBUG_KREL "$MROCE_DEBUG_KREL"
+	MROCE_KO "$ko" MROCE_DEBUG_KDIR "$MROCE_DEBUG_KDIR" MROCE_DEBUG_KREL "$MROCE_DEBUG_KREL" \
+	MROCE_TIME_FACTOR "${MROCE_TIME_FACTOR:-4}"

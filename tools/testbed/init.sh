@@ -6,6 +6,10 @@
 # bash, records its exit status and the kernel log, and powers off.  On a
 # kernel with kmemleak (the debug kernel) the leaks suspected at boot are
 # cleared before the script, and a scan after it goes to /out/.tb/kmemleak.
+# /out/.tb/checkers records whether the checkers were still on: lockdep's
+# debug_locks (from /proc/lockdep_stats) before and after the script, and
+# whether the final kmemleak scan could run (kmemleak disables itself for
+# good on an internal error; a scan then fails and reports nothing).
 #
 # Kernel command line: tb.mode=run|probe tb.role=single|a|b tb.ip=ADDR/LEN
 # tb.hostroot=1
@@ -69,6 +73,12 @@ if [ "$hostroot" = 1 ]; then
 	done
 fi
 kml=/sys/kernel/debug/kmemleak
+lds=/proc/lockdep_stats
+: >/out/.tb/checkers
+# debug_locks: 1 while lockdep validates; its first report (or a taint that
+# makes it unreliable) turns it off for the rest of the boot.
+debug_locks() { /bin/busybox awk '$1 == "debug_locks:" {print $2}' $lds; }
+[ -r $lds ] && echo "lockdep-start $(debug_locks)" >>/out/.tb/checkers
 if [ -w $kml ]; then
 	echo scan >$kml
 	echo clear >$kml
@@ -86,10 +96,15 @@ rc=$(/bin/busybox cat /tmp/.tb_rc 2>/dev/null || echo 125)
 if [ -w $kml ]; then
 	# Objects younger than 5 s are never reported: let the last ones age.
 	/bin/busybox sleep 6
-	echo scan >$kml
+	if echo scan >$kml; then
+		echo "kmemleak-scan ok" >>/out/.tb/checkers
+	else
+		echo "kmemleak-scan failed" >>/out/.tb/checkers
+	fi
 	/bin/busybox cat $kml >/out/.tb/kmemleak
 	echo "TB-KMEMLEAK $(/bin/busybox grep -c '^unreferenced object' /out/.tb/kmemleak) suspected leaks"
 fi
+[ -r $lds ] && echo "lockdep-end $(debug_locks)" >>/out/.tb/checkers
 /bin/busybox dmesg >/out/.tb/dmesg
 echo "$rc" >/out/.tb/rc
 echo "TB-DONE rc=$rc"

@@ -8,6 +8,8 @@ TB_KTAP_STATE=${TB_KTAP_STATE:-/tmp/.tb_ktap_n}
 TB_PROBLEMS='WARNING:|BUG:|Oops|KASAN|UBSAN|Call Trace|general protection fault|kernel BUG'
 TB_PROBLEMS+='|possible recursive locking|INFO: task .* blocked|circular locking|refcount_t:'
 TB_PROBLEMS+='|list_add corruption|list_del corruption|kmemleak: .*suspected memory leak|unreferenced object 0x'
+TB_PROBLEMS+='|turning off the locking correctness validator|Disabling lock debugging|trying to register non-static key'
+TB_PROBLEMS+='|Kernel memory leak detector disabled'
 
 # ---- KTAP ------------------------------------------------------------------
 # The result counter lives in a file so that every process of one guest run
@@ -50,6 +52,14 @@ tb_dmesg_check() {
 	[ -z "$hits" ] && return 0
 	echo "$hits" | sed 's/^/# dmesg: /'
 	return 1
+}
+
+# tb_lockdep_on: true unless the kernel has lockdep and it has switched
+# itself off (after its first report, or on a taint that makes it
+# unreliable: nothing after that is validated).
+tb_lockdep_on() {
+	[ -r /proc/lockdep_stats ] || return 0
+	[ "$(awk '$1 == "debug_locks:" {print $2}' /proc/lockdep_stats)" = 1 ]
 }
 
 # ---- topology ----------------------------------------------------------------
