@@ -92,11 +92,14 @@ stop_live() { # stop_live TAG: SIGTERM to the holders still running
 	for m in qp mr cq; do kill -TERM "${pid[$1-$m]}" 2>/dev/null; done
 }
 
-# The send/recv datapath does not exist yet.  When it does, this hook runs
-# traffic (both directions, many QPs) between mroce0 and mroce1 during the
-# churn phase; until then it reports a skip.
+# Verified traffic between mroce0 and mroce1 during the churn is not run:
+# both devices sit in one namespace, and an RC connection between two
+# devices of one namespace (datagrams looped back on the host) did not
+# come up in a first try (mroce_verify: "connect ... not ok").  Open; until
+# then the hook reports a skip with that reason.  Traffic under teardown is
+# covered by test_unload_traffic.sh (two namespaces).
 mroce_stress_traffic_hook() {
-	tb_skip "stress: send/recv traffic during churn" "no verbs datapath yet"
+	tb_skip "stress: verified traffic during churn" "RC between two devices of one namespace does not connect yet (open)"
 }
 
 # 1) Parallel churn on two devices, eight processes.
