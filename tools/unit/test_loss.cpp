@@ -248,6 +248,67 @@ TEST(Rto, StallWhileAllDownCountsOneRound)
 	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_OK);
 }
 
+/*
+ * An RTT above the initial RTO: the original arrives after the RTO resent
+ * it.  Its ACK covers no live packet, but the echoed timestamp is an RTT
+ * sample and the SACK proves the path works: no path down, RTO learnt.
+ */
+TEST(Rto, LateOriginalTeachesRttAndKeepsPathUp)
+{
+	mroce_params prm = one_path_params();
+	Pair pr(prm);
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 2), 0), 0);
+	auto orig = drain(pr.a, 0);
+	ASSERT_EQ(orig.size(), 1u);
+	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
+	ASSERT_EQ(t, prm.rto_init_ns);
+	mroce_conn_timer(pr.a.conn.get(), t);
+	ASSERT_EQ(drain(pr.a, t).size(), 1u);	/* the RTO's resend, lost too */
+	EXPECT_EQ(pr.a.conn->path[0].consec_rto, 1u);
+	uint64_t back = 3 * prm.rto_init_ns / 2;
+	deliver(pr.b, orig[0], back - 100 * kUs);
+	for (auto &w : drain(pr.b, back - 100 * kUs))
+		deliver(pr.a, w, back);
+	EXPECT_EQ(pstats(pr.a, 0).spurious, 1u);
+	EXPECT_EQ(pr.a.conn->path[0].consec_rto, 0u);
+	EXPECT_EQ(pr.a.conn->path[0].backoff, 0u);
+	EXPECT_EQ(pstats(pr.a, 0).state, (uint32_t)MROCE_PATH_UP);
+	EXPECT_NEAR((double)pstats(pr.a, 0).srtt_ns, (double)back, 2.0 * kUs);
+	EXPECT_GT(mroce_conn_next_timer(pr.a.conn.get()), 2 * back);
+	EXPECT_EQ(pr.a.cqes.size(), 1u);
+}
+
+/* With an RTT above probe_ns, the answer to an earlier probe counts. */
+TEST(Probe, AnswerToEarlierProbeBringsPathUp)
+{
+	mroce_params prm = one_path_params();
+	prm.retry_budget = 5;
+	Pair pr(prm);
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 2), 0), 0);
+	ASSERT_EQ(drain(pr.a, 0).size(), 1u);
+	uint64_t t = 0;
+	while (pstats(pr.a, 0).state != MROCE_PATH_DOWN) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		ASSERT_NE(t, UINT64_MAX);
+		mroce_conn_timer(pr.a.conn.get(), t);
+		drain(pr.a, t);
+	}
+	std::vector<std::vector<uint8_t>> probes;
+	for (int k = 0; k < 2; k++) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		mroce_conn_timer(pr.a.conn.get(), t);
+		for (auto &w : drain(pr.a, t))
+			if (is_op(w, MROCE_OP_PROBE))
+				probes.push_back(w);
+	}
+	ASSERT_GE(probes.size(), 2u);
+	deliver(pr.b, probes[0], t + 10 * kUs);
+	for (auto &w : drain(pr.b, t + 10 * kUs))
+		deliver(pr.a, w, t + 20 * kUs);
+	EXPECT_EQ(pstats(pr.a, 0).state, (uint32_t)MROCE_PATH_UP);
+	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_OK);
+}
+
 TEST(Rto, AckResetsBackoff)
 {
 	Pair pr(one_path_params());

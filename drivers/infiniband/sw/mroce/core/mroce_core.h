@@ -403,6 +403,7 @@ struct mroce_path {
 	u32 rack_psn;		/* newest delivered PSN + 1 (RACK order) */
 	bool probe_out;
 	u32 probe_ts;		/* tx_ts (us) of the last probe */
+	u32 probe_first_ts;	/* tx_ts (us) of the first probe since down */
 	u64 probe_due_ns;
 	u64 cc_cut_ns;		/* last multiplicative decrease */
 	u32 cc_alpha_ppm;	/* DCQCN-style ECN estimate */

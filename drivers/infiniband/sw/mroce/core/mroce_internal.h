@@ -60,8 +60,8 @@ void mroce_path_new_sport(struct mroce_conn *c, u32 i);
 u64 mroce_path_rto(const struct mroce_conn *c, const struct mroce_path *p);
 u64 mroce_path_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p);
 void mroce_path_lost_note(struct mroce_path *p, u32 psn, bool rto);
-void mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
-			 const struct mroce_ack *a);
+u32 mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
+			const struct mroce_ack *a);
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now);
 void mroce_path_up(struct mroce_conn *c, u32 i, u64 now);
 void mroce_path_steer(struct mroce_conn *c, u64 now);

@@ -153,14 +153,14 @@ void mroce_path_lost_note(struct mroce_path *p, u32 psn, bool rto)
  * was only late.  Loss by RACK: double the learned reorder window (from a
  * quarter of min RTT, capped at srtt, as RACK does on DSACK).  Loss by the
  * RTO: counted only, the window cut stands (spec 7.5).  Entries that left
- * the SACK range are dropped unproven.
+ * the SACK range are dropped unproven.  Returns how many were proven.
  */
-void mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
-			 const struct mroce_ack *a)
+u32 mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
+			const struct mroce_ack *a)
 {
 	struct mroce_lost_ent *l;
 	u64 step, cap;
-	u32 k, dist;
+	u32 k, dist, n = 0;
 
 	for (k = 0; k < MROCE_LOST_HIST; k++) {
 		l = &p->lost[k];
@@ -176,6 +176,7 @@ void mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
 		l->valid = 0;
 		p->st.spurious++;
 		p->reo_clean = 0;
+		n++;
 		if (l->rto)
 			continue;
 		step = max_t(u64, c->p.reo_wnd_min_ns, p->st.min_rtt_ns / 4);
@@ -183,6 +184,7 @@ void mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
 		p->reo_extra_ns = min_t(u64, max_t(u64, 2 * p->reo_extra_ns, step),
 					cap);
 	}
+	return n;
 }
 
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)

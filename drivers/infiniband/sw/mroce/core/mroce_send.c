@@ -441,7 +441,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	const struct mroce_ack *a = &pkt->ack;
 	struct mroce_path *p;
 	struct mroce_psn_ent *e;
-	u32 i = pkt->path, psn, d, pkts = 0, bytes = 0, ce = 0;
+	u32 i = pkt->path, psn, d, pkts = 0, bytes = 0, ce = 0, proven;
 	u64 rtt;
 
 	if (i >= c->p.num_paths)
@@ -509,19 +509,32 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		p->ecn_ce_seen = a->ecn_ce;
 	p->ecn_valid = true;
 
-	mroce_path_spurious(c, p, a);
+	proven = mroce_path_spurious(c, p, a);
 	if (p->st.state == MROCE_PATH_DOWN) {
-		if (p->probe_out && mroce_seq_le(p->probe_ts, a->echo_ts))
+		/*
+		 * The answer to any probe since the path went down, even one
+		 * older than the latest when the RTT exceeds probe_ns.
+		 */
+		if (p->probe_out && mroce_seq_le(p->probe_first_ts, a->echo_ts))
 			mroce_path_up(c, i, now);
-	} else if (pkts) {
+	} else {
+		/*
+		 * The echoed tx_ts names one transmission: a sample even when
+		 * every packet it covers was already declared lost (no Karn
+		 * ambiguity), so a too-short RTO learns the real RTT.
+		 */
 		if (rtt)
 			mroce_cc_rtt_sample(c, p, rtt);
-		p->last_ack_ns = now;
-		p->consec_rto = 0;
-		p->backoff = 0;
-		p->tlp_out = false;
-		p->rto_retx = false;
-		mroce_cc_on_ack(c, p, bytes, pkts, ce, rtt, now);
+		if (pkts || proven) {
+			/* the receiver gets this path's packets: it works */
+			p->last_ack_ns = now;
+			p->consec_rto = 0;
+			p->backoff = 0;
+			p->tlp_out = false;
+			p->rto_retx = false;
+		}
+		if (pkts)
+			mroce_cc_on_ack(c, p, bytes, pkts, ce, rtt, now);
 	}
 	mroce_path_advance_una(p);
 	mroce_rack_detect(c, i, now);
@@ -688,6 +701,8 @@ static int mroce_tx_probe(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 			continue;
 		if (p->probe_out)
 			mroce_path_new_sport(c, i);	/* fresh entropy */
+		else
+			p->probe_first_ts = mroce_ts_us(now);
 		p->probe_out = true;
 		p->probe_ts = mroce_ts_us(now);
 		p->probe_due_ns = now + c->p.probe_ns;
