@@ -309,6 +309,97 @@ TEST(Probe, AnswerToEarlierProbeBringsPathUp)
 	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_OK);
 }
 
+/* rto_max caps the backoff, never the measured RTT (a 150 ms path). */
+TEST(Rto, MeasuredRttAboveRtoMaxIsKept)
+{
+	mroce_params prm = one_path_params();
+	prm.rto_init_ns = 1 * kMs;
+	prm.rto_max_ns = 64 * kMs;
+	Pair pr(prm);
+	uint64_t now = 0;
+	warm_up(pr, now, 150 * kMs);
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 2), now), 0);
+	ASSERT_EQ(drain(pr.a, now).size(), 1u);
+	/* the first timer is the TLP (2 srtt) or the RTO, never < srtt */
+	EXPECT_GE(mroce_conn_next_timer(pr.a.conn.get()), now + 150 * kMs);
+}
+
+/* An all-down round lasts the paths' measured RTO when that exceeds probe_ns. */
+TEST(Rto, AllDownRoundLastsMeasuredRto)
+{
+	mroce_params prm = one_path_params();
+	prm.rto_init_ns = 1 * kMs;
+	prm.rto_max_ns = 64 * kMs;
+	prm.probe_ns = 1 * kMs;
+	prm.retry_budget = 2;
+	Pair pr(prm);
+	uint64_t now = 0;
+	warm_up(pr, now, 150 * kMs);
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 2), now), 0);
+	drain(pr.a, now);
+	uint64_t t = now;
+	while (pstats(pr.a, 0).state != MROCE_PATH_DOWN) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		ASSERT_NE(t, UINT64_MAX);
+		mroce_conn_timer(pr.a.conn.get(), t);
+		drain(pr.a, t);
+	}
+	uint64_t down = t;
+	/* probes every probe_ns, but the budget lasts 3 rounds of >= 150 ms */
+	while (pr.a.conn->state == MROCE_CONN_OK && t < down + 10 * 1000 * kMs) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		ASSERT_NE(t, UINT64_MAX);
+		mroce_conn_timer(pr.a.conn.get(), t);
+		drain(pr.a, t);
+	}
+	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_ERROR);
+	EXPECT_GE(t - down, 3 * 150 * kMs);
+}
+
+/*
+ * Every path down, but ACKs keep proving that our packets arrive (a deep
+ * queue, not an outage): those rounds do not count against the budget.
+ * When the peer falls silent, the budget runs out as before.
+ */
+TEST(Rto, RoundsWithAcksFromThePeerDoNotCount)
+{
+	mroce_params prm = one_path_params();
+	prm.retry_budget = 1;
+	Pair pr(prm);
+	ASSERT_EQ(pr.a.post(write_wr(4096), std::vector<uint8_t>(4096, 2), 0), 0);
+	auto orig = drain(pr.a, 0);
+	ASSERT_EQ(orig.size(), 4u);
+	uint64_t t = 0;
+	while (pstats(pr.a, 0).state != MROCE_PATH_DOWN) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		ASSERT_NE(t, UINT64_MAX);
+		mroce_conn_timer(pr.a.conn.get(), t);
+		drain(pr.a, t);	/* resends and probes are lost */
+	}
+	/* four rounds, each with one late original arriving and ACKed */
+	for (size_t k = 0; k < orig.size(); k++) {
+		deliver(pr.b, orig[k], t + 10 * kUs);
+		/* past the receiver's delayed-ACK bound */
+		for (auto &w : drain(pr.b, t + 50 * kUs))
+			deliver(pr.a, w, t + 60 * kUs);
+		/* to the end of this round (probes go out, and are lost) */
+		t = pr.a.conn->down_round_due_ns;
+		mroce_conn_timer(pr.a.conn.get(), t);
+		drain(pr.a, t);
+		ASSERT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_OK) << "round " << k;
+	}
+	EXPECT_EQ(pr.a.conn->down_rounds, 0u);
+	/* silence: budget 1 means the second silent round fails */
+	for (int k = 0; k < 10 && pr.a.conn->state == MROCE_CONN_OK; k++) {
+		t = mroce_conn_next_timer(pr.a.conn.get());
+		ASSERT_NE(t, UINT64_MAX);
+		mroce_conn_timer(pr.a.conn.get(), t);
+		drain(pr.a, t);
+	}
+	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_ERROR);
+	EXPECT_EQ(pr.a.conn->err_status, (uint32_t)MROCE_ST_RETRY_EXC);
+}
+
 TEST(Rto, AckResetsBackoff)
 {
 	Pair pr(one_path_params());

@@ -2,6 +2,12 @@
 /*
  * debugfs: per-QP, per-path telemetry of the protocol core.
  *
+ * /sys/kernel/debug/mroce/<ibdev>/conns, read-only.  A header line, then
+ * one line per live RC connection:
+ *
+ *   qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks
+ *   rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len
+ *
  * /sys/kernel/debug/mroce/<ibdev>/paths, read-only.  A header line, then
  * one line per live RC connection and logical path:
  *
@@ -61,7 +67,44 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(mroce_paths);
 
+static int mroce_conns_show(struct seq_file *s, void *unused)
+{
+	struct mroce_dev *mdev = s->private;
+	struct mroce_conn_stats st;
+	struct mroce_qp *qp;
+	unsigned long qpn, flags;
+	u32 state = 0, status = 0, msn_out = 0, resp_len = 0;
+	bool ok;
+
+	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len\n");
+	rcu_read_lock();
+	xa_for_each(&mdev->qp_xa, qpn, qp) {
+		spin_lock_irqsave(&qp->lock, flags);
+		ok = qp->conn_live && qp->conn;
+		if (ok) {
+			st = qp->conn->st;
+			state = qp->conn->state;
+			status = qp->conn->err_status;
+			msn_out = qp->conn->msn_nxt - qp->conn->msn_una;
+			resp_len = qp->conn->resp_len;
+		}
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (!ok)
+			continue;
+		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u\n",
+			   qpn, state == MROCE_CONN_OK ? "ok" : "error", status,
+			   st.tx_data, st.tx_acks, st.tx_probes, st.tx_retx,
+			   st.rx_data, st.rx_acks, st.rx_dup, st.rx_drop,
+			   st.nak_tx, st.nak_rx, st.rnr_rounds, st.completions,
+			   msn_out, resp_len);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mroce_conns);
+
 void mroce_debugfs_paths_add(struct mroce_dev *mdev, struct dentry *dir)
 {
 	debugfs_create_file("paths", 0444, dir, mdev, &mroce_paths_fops);
+	debugfs_create_file("conns", 0444, dir, mdev, &mroce_conns_fops);
 }

@@ -878,7 +878,16 @@ void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp)
 	mroce_rc_step(qp, mroce_now(), dp);
 }
 
-static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p)
+/*
+ * rts: the QP is going to RTS, its requester attributes (timeout, retry_cnt,
+ * rnr_retry) are set.  Before that (RTR) the connection still sends: ACKs
+ * and, as a responder, READ and atomic responses; it runs with the core's
+ * defaults for those (64 ms, 7 rounds, RNR forever) rather than with
+ * attributes nobody set yet (retry_cnt 0 would end a responder-only QP in
+ * RETRY_EXC after the first probe round of any outage).
+ */
+static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
+			    bool rts)
 {
 	u32 mtu = ib_mtu_enum_to_int(qp->path_mtu);
 	u64 to;
@@ -900,17 +909,17 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p)
 	 * retry_cnt timeouts, as with RoCE.  Clamped to [1 ms, 1 s]; 0 picks
 	 * 64 ms.  Once RTT samples exist the RTO follows the measured RTT.
 	 */
-	to = qp->timeout ? 4096ULL << qp->timeout : 64 * NSEC_PER_MSEC;
+	to = rts && qp->timeout ? 4096ULL << qp->timeout : 64 * NSEC_PER_MSEC;
 	to = clamp_t(u64, to, NSEC_PER_MSEC, NSEC_PER_SEC);
 	p->rto_init_ns = max_t(u64, to, p->rto_min_ns);
 	p->probe_ns = to;
 	p->rto_max_ns = max_t(u64, p->rto_max_ns, p->rto_init_ns);
-	p->retry_budget = qp->retry_cnt;
-	/*
-	 * RNR as verbs defines it: rnr_retry rounds per message (7: forever),
-	 * and min_rnr_timer is the wait our NAKs ask of the peer.
-	 */
-	p->rnr_retry = qp->rnr_retry;
+	if (rts) {
+		p->retry_budget = qp->retry_cnt;
+		/* RNR as verbs defines it: rnr_retry rounds per message */
+		p->rnr_retry = qp->rnr_retry;
+	}
+	/* min_rnr_timer (an RTR attribute) is the wait our NAKs ask for */
 	p->min_rnr_timer = qp->min_rnr_timer;
 	p->seed = get_random_u64();
 }
@@ -935,7 +944,7 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		return;
 	}
 	if (cur == IB_QPS_INIT && next == IB_QPS_RTR) {
-		mroce_rc_params(qp, &p);
+		mroce_rc_params(qp, &p, false);
 		if (mroce_conn_init(qp->conn, &p, &mroce_rc_ops, &rc, now)) {
 			qp->state = IB_QPS_ERR;
 			return;
@@ -949,7 +958,7 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 	 * checked them, so the update cannot be refused.
 	 */
 	if (next == IB_QPS_RTS && qp->conn_live) {
-		mroce_rc_params(qp, &p);
+		mroce_rc_params(qp, &p, true);
 		WARN_ON_ONCE(mroce_conn_update(qp->conn, &p));
 	}
 	if (next == IB_QPS_ERR) {

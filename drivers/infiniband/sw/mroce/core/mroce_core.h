@@ -530,6 +530,8 @@ struct mroce_conn {
 	u32 down_rounds;
 	u64 all_down_since_ns;
 	u64 down_round_due_ns;	/* end of the current all-down probe round */
+	u32 peer_heard;		/* ACKs that delivered or proved a packet */
+	u32 down_round_heard;	/* peer_heard when the current round began */
 	u64 next_steer_ns;
 	u32 sched_rr;
 

@@ -57,11 +57,14 @@ void mroce_path_init(struct mroce_conn *c, u32 i, u64 now);
 int mroce_path_pick(struct mroce_conn *c, u32 wlen);
 bool mroce_path_has_room(const struct mroce_conn *c, u32 i, u32 wlen);
 void mroce_path_new_sport(struct mroce_conn *c, u32 i);
+#define MROCE_RTT_SANE_NS	10000000000ULL	/* ignore samples > 10 s */
+
 u64 mroce_path_rto(const struct mroce_conn *c, const struct mroce_path *p);
 u64 mroce_path_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p);
 void mroce_path_lost_note(struct mroce_path *p, u32 psn, bool rto);
 u32 mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
 			const struct mroce_ack *a);
+u64 mroce_down_round_ns(const struct mroce_conn *c);
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now);
 void mroce_path_up(struct mroce_conn *c, u32 i, u64 now);
 void mroce_path_steer(struct mroce_conn *c, u64 now);

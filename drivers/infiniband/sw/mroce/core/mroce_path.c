@@ -107,7 +107,7 @@ int mroce_path_pick(struct mroce_conn *c, u32 wlen)
 
 u64 mroce_path_rto(const struct mroce_conn *c, const struct mroce_path *p)
 {
-	u64 rto;
+	u64 rto, cap;
 
 	if (!p->st.srtt_ns)
 		rto = c->p.rto_init_ns;
@@ -115,10 +115,14 @@ u64 mroce_path_rto(const struct mroce_conn *c, const struct mroce_path *p)
 		rto = p->st.srtt_ns + 4 * p->st.rttvar_ns + c->p.ack_delay_ns;
 	if (rto < c->p.rto_min_ns)
 		rto = c->p.rto_min_ns;
+	/*
+	 * rto_max caps the backoff, not the measurement: a path whose RTT
+	 * exceeds rto_max keeps an RTO above its RTT (else every packet on
+	 * it would time out spuriously).
+	 */
+	cap = max_t(u64, c->p.rto_max_ns, rto);
 	rto <<= min_t(u32, p->backoff, MROCE_BACKOFF_MAX);
-	if (rto > c->p.rto_max_ns)
-		rto = c->p.rto_max_ns;
-	return rto;
+	return min_t(u64, rto, cap);
 }
 
 /*
@@ -171,7 +175,9 @@ u32 mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
 			l->valid = 0;
 			continue;
 		}
-		if (!(a->sack[dist / 64] >> (dist % 64) & 1))
+		/* received: before the cumulative point, or SACKed */
+		if (!mroce_seq_lt(l->psn, a->cum_psn) &&
+		    !(a->sack[dist / 64] >> (dist % 64) & 1))
 			continue;
 		l->valid = 0;
 		p->st.spurious++;
@@ -185,6 +191,28 @@ u32 mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
 					cap);
 	}
 	return n;
+}
+
+/*
+ * Length of an all-paths-down round: probe_ns, or the largest RTO the
+ * paths measured (srtt + 4 rttvar) when that is longer, so a peer that
+ * answers, only more slowly than probe_ns, is not declared unreachable.
+ */
+u64 mroce_down_round_ns(const struct mroce_conn *c)
+{
+	const struct mroce_path *p;
+	u64 t = c->p.probe_ns, r;
+	u32 i;
+
+	for (i = 0; i < c->p.num_paths; i++) {
+		p = &c->path[i];
+		if (!p->st.srtt_ns)
+			continue;
+		r = p->st.srtt_ns + 4 * p->st.rttvar_ns;
+		if (r > t)
+			t = r;
+	}
+	return min_t(u64, t, MROCE_RTT_SANE_NS);
 }
 
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
@@ -205,7 +233,8 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 	if (!mroce_paths_up(c) && !c->all_down_since_ns) {
 		c->all_down_since_ns = now ? now : 1;
 		c->down_rounds = 0;
-		c->down_round_due_ns = now + c->p.probe_ns;
+		c->down_round_heard = c->peer_heard;
+		c->down_round_due_ns = now + mroce_down_round_ns(c);
 	}
 }
 

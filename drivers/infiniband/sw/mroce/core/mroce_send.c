@@ -13,7 +13,6 @@
 #include "mroce_internal.h"
 
 #define MROCE_LOSS_G_SHIFT	6	/* loss EWMA gain 1/64 per packet */
-#define MROCE_RTT_SANE_NS	10000000000ULL	/* ignore samples > 10 s */
 
 /* RNR timer codes (ACKETH rnr_timer, verbs min_rnr_timer) in microseconds. */
 static const u32 mroce_rnr_wait_us[MROCE_RNR_TIMER_MAX + 1] = {
@@ -465,8 +464,10 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	}
 
 	/* Connection-level cumulative DSN. */
-	for (d = c->snd_dsn_una; mroce_seq_lt(d, a->cum_dsn); d++)
+	for (d = c->snd_dsn_una; mroce_seq_lt(d, a->cum_dsn); d++) {
 		mroce_dsn_deliver(c, d);
+		c->peer_heard++;
+	}
 
 	/* Path-level SACK. */
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
@@ -510,6 +511,8 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	p->ecn_valid = true;
 
 	proven = mroce_path_spurious(c, p, a);
+	if (pkts || proven)
+		c->peer_heard++;
 	if (p->st.state == MROCE_PATH_DOWN) {
 		/*
 		 * The answer to any probe since the path went down, even one
@@ -987,13 +990,20 @@ void mroce_send_timer(struct mroce_conn *c, u64 now)
 	 * host (a late timer) one round is counted and the next gets a full
 	 * probe period in which probes go out and can be answered.
 	 */
+	/*
+	 * A round in which an ACK delivered or proved one of our packets is
+	 * not a failed one: the peer gets our packets, only slower than the
+	 * paths' timers (a deep queue); the probes will bring paths back.
+	 */
 	if (c->all_down_since_ns && !mroce_paths_up(c) &&
 	    now >= c->down_round_due_ns) {
-		if (++c->down_rounds > c->p.retry_budget) {
+		if (c->peer_heard == c->down_round_heard &&
+		    ++c->down_rounds > c->p.retry_budget) {
 			mroce_conn_set_error(c, MROCE_ST_RETRY_EXC);
 			return;
 		}
-		c->down_round_due_ns = now + c->p.probe_ns;
+		c->down_round_heard = c->peer_heard;
+		c->down_round_due_ns = now + mroce_down_round_ns(c);
 	}
 	if (c->p.num_paths > 1 && now >= c->next_steer_ns) {
 		if (c->snd_dsn_una != c->snd_dsn_nxt)
