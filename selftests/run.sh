@@ -18,20 +18,22 @@ fi
 mkdir -p "$out"
 # Passed on to the guest: MROCE_STRESS(_ROUNDS), MROCE_TIME_FACTOR (the
 # scale of the tests' time limits, selftests/mroce/lib.sh; the guest's own
-# limit here scales with it), and MROCE_KO (a host path in
-# this tree: the module to test, e.g. one built for the debug kernel).
+# limit here scales with it), and MROCE_KO, MROCE_KTEST_KO (host paths in
+# this tree: the module to test and the kernel-verbs test module, e.g. ones
+# built for the debug kernel).
 # The kernel: tb's MROCE_TB_KERNEL/MROCE_TB_MODULES/MROCE_TB_APPEND.
 env=()
 for v in MROCE_STRESS MROCE_STRESS_ROUNDS MROCE_TIME_FACTOR; do
 	[ -n "${!v:-}" ] && env+=(--env "$v=${!v}")
 done
-if [ -n "${MROCE_KO:-}" ]; then
-	ko=$(realpath "$MROCE_KO") || { echo "selftests: no module $MROCE_KO" >&2; exit 2; }
+for v in MROCE_KO MROCE_KTEST_KO; do
+	[ -n "${!v:-}" ] || continue
+	ko=$(realpath "${!v}") || { echo "selftests: no module ${!v}" >&2; exit 2; }
 	case "$ko" in
-	"$top"/*) env+=(--env "MROCE_KO=/mroce/${ko#"$top"/}") ;;
-	*) echo "selftests: MROCE_KO must be inside $top (the guest sees only the tree)" >&2; exit 2 ;;
+	"$top"/*) env+=(--env "$v=/mroce/${ko#"$top"/}") ;;
+	*) echo "selftests: $v must be inside $top (the guest sees only the tree)" >&2; exit 2 ;;
 	esac
-fi
+done
 # test_ucx.sh (in the default list) runs UCX and Open MPI from the host's
 # /usr: the guest then gets the host's userland (tb --hostroot), which has
 # the guest kernel's modules only for the Debian kernel, so not with

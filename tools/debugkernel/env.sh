@@ -4,7 +4,7 @@
 # tools/debugkernel/env.sh - build (or reuse) the debug kernel and build
 # rdma_mroce.ko against it; print the environment that points the testbed
 # and the selftests at them (for eval):
-#   MROCE_TB_KERNEL MROCE_TB_MODULES MROCE_TB_APPEND MROCE_KO
+#   MROCE_TB_KERNEL MROCE_TB_MODULES MROCE_TB_APPEND MROCE_KO MROCE_KTEST_KO
 #   MROCE_DEBUG_KDIR MROCE_DEBUG_KREL
 #   MROCE_TIME_FACTOR  how much longer the tests' time limits are on this
 #                      kernel (selftests/mroce/lib.sh; README.md here, "Time
@@ -26,5 +26,5 @@ ko=$("$here/module.sh" "$MROCE_DEBUG_KDIR" "$top/build/debug-module/$MROCE_DEBUG
 # work!").
 printf 'export %s=%q\n' MROCE_TB_KERNEL "$MROCE_TB_KERNEL" MROCE_TB_MODULES "$MROCE_TB_MODULES" \
 	MROCE_TB_APPEND "slub_debug=FZP pci=noacpi no_timer_check${MROCE_TB_APPEND:+ $MROCE_TB_APPEND}" \
-	MROCE_KO "$ko" MROCE_DEBUG_KDIR "$MROCE_DEBUG_KDIR" MROCE_DEBUG_KREL "$MROCE_DEBUG_KREL" \
+	MROCE_KO "$ko" MROCE_KTEST_KO "$(dirname "$ko")/mroce_ktest.ko" MROCE_DEBUG_KDIR "$MROCE_DEBUG_KDIR" MROCE_DEBUG_KREL "$MROCE_DEBUG_KREL" \
 	MROCE_TIME_FACTOR "${MROCE_TIME_FACTOR:-4}"

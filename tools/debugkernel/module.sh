@@ -5,7 +5,9 @@
 # kernel build tree KDIR (the debug kernel's, see build.sh) without touching
 # the stock build in drivers/infiniband/sw/mroce/: the module sources and the
 # headers they include are copied to OUTDIR/tree/ and built there; the result
-# is OUTDIR/rdma_mroce.ko.  Incremental: unchanged sources are not rebuilt.
+# is OUTDIR/rdma_mroce.ko (printed), with the kernel-verbs test module
+# OUTDIR/mroce_ktest.ko beside it.  Incremental: unchanged sources are not
+# rebuilt.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 die() { echo "debugkernel/module: $*" >&2; exit 1; }
@@ -34,4 +36,12 @@ if grep -E 'warning:' "$out/build.log" >&2; then
 	die "the module build against the debug kernel has warnings (see $out/build.log)"
 fi
 cp "$tree/drivers/infiniband/sw/mroce/rdma_mroce.ko" "$out/rdma_mroce.ko"
+# The kernel-verbs test module (test_kverbs.sh), against the same kernel.
+sync_dir "$top/selftests/mroce/ktest" "$tree/selftests/mroce/ktest"
+nice -n 15 make -C "$kdir" M="$tree/selftests/mroce/ktest" modules >"$out/ktest-build.log" 2>&1 ||
+	{ tail -n 40 "$out/ktest-build.log" >&2; die "mroce_ktest build failed (see $out/ktest-build.log)"; }
+if grep -E 'warning:' "$out/ktest-build.log" >&2; then
+	die "the mroce_ktest build against the debug kernel has warnings (see $out/ktest-build.log)"
+fi
+cp "$tree/selftests/mroce/ktest/mroce_ktest.ko" "$out/mroce_ktest.ko"
 echo "$out/rdma_mroce.ko"
