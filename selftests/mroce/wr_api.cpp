@@ -231,8 +231,8 @@ ibv_qp_state qp_state(ibv_qp *qp)
 
 // Connected QPs for the next test group: the current ones while both are
 // in RTS, else new ones (so one failure does not cascade).  Replacing a
-// connected pair only then keeps late packets to a destroyed QP, which the
-// device counts as rx_no_qp, out of passing runs.
+// connected pair only then keeps late packets to a destroyed QP (counted
+// as rx_stale_qp) out of passing runs.
 bool fresh(Side &a, Side &b)
 {
 	if (a.qp && b.qp && qp_state(a.qp.get()) == IBV_QPS_RTS &&

@@ -108,6 +108,7 @@ struct mroce_dev_stats {
 	atomic64_t rx_short;		/* of those, too short for a BTH */
 	atomic64_t rx_malformed;	/* failed validation (parse, ICRC) */
 	atomic64_t rx_no_qp;		/* no such QP, or not from its peer */
+	atomic64_t rx_stale_qp;		/* for a QP destroyed moments ago */
 	atomic64_t rx_qp_state;		/* QP not in a receiving state */
 	atomic64_t rx_packets;		/* handed to a QP */
 	atomic64_t rx_rejected;		/* of those, refused by the core */
@@ -131,6 +132,34 @@ struct mroce_net {
 	struct socket *sock4;
 	struct socket *sock6;	/* NULL when IPv6 is not available */
 	atomic64_t rx_no_device; /* datagrams on no mroce netdev (softirq) */
+};
+
+/*
+ * The last MROCE_GONE_QPS QPs destroyed on a device, so that the receive
+ * path can tell a late packet of a connection that just ended (a
+ * retransmission or an ACK still in flight from the peer) from a packet
+ * for a QP that never was (mroce_rx.c).  A record is good for
+ * MROCE_GONE_QP_SECS after the destroy; QPNs are allocated cyclically over
+ * 24 bits, so a recorded QPN is not handed out again meanwhile.
+ *
+ * lock: the writer is destroy_qp (process context), the reader the
+ * receive path (softirq) on its miss path only; both take it with
+ * interrupts disabled, never allocate and never nest another lock in it.
+ */
+#define MROCE_GONE_QPS		128
+#define MROCE_GONE_QP_SECS	30
+
+struct mroce_gone_qp {
+	struct in6_addr peer;		/* RC: the peer (v4-mapped for IPv4) */
+	unsigned long at;		/* jiffies of the destroy */
+	u32 qpn;			/* 0: unused slot (QPN 0 is never a QP) */
+	bool any_peer;			/* UD/GSI: from any source */
+};
+
+struct mroce_gone_qps {
+	spinlock_t lock;
+	unsigned int next;		/* slot of the next record */
+	struct mroce_gone_qp e[MROCE_GONE_QPS];
 };
 
 struct mroce_dev {
@@ -174,6 +203,7 @@ struct mroce_dev {
 
 	struct mroce_obj_counts live;
 	struct mroce_dev_stats stats;
+	struct mroce_gone_qps gone_qps;	/* recently destroyed QPs */
 	struct dentry *debugfs;		/* per-device debugfs directory */
 };
 
@@ -607,6 +637,7 @@ void mroce_ud_modify(struct mroce_qp *qp, enum ib_qp_state next,
 
 /* mroce_rx.c */
 int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb);
+void mroce_rx_qp_gone(struct mroce_dev *mdev, const struct mroce_qp *qp);
 
 /* mroce_stats.c: live object counters, datagram counters, debugfs. */
 void mroce_obj_inc(struct mroce_dev *mdev, enum mroce_obj_type type,

@@ -317,6 +317,7 @@ int mroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	spin_lock_init(&mdev->gone_qps.lock);
 	mdev->ndev = ndev;
 	mdev->net = dev_net(ndev);
 	ib_set_device_ops(ibdev, &mroce_dev_ops);

@@ -198,6 +198,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibqp->device);
 	struct mroce_qp *qp = to_mqp(ibqp);
 
+	mroce_rx_qp_gone(mdev, qp);
 	xa_erase_irq(&mdev->qp_xa, ibqp->qp_num);
 	/* The receive path and CQ polling resolve QPNs under RCU. */
 	synchronize_rcu();

@@ -9,6 +9,9 @@
  * protocol core's parser (lengths, reserved fields, ICRC) before any
  * field is used; it then goes to its QP, which must exist, be in a
  * receiving state and, for RC, come from the QP's peer address.  Anything else is counted and dropped.
+ * A datagram for a QP destroyed moments ago (a retransmission or ACK the
+ * peer sent before it learned) is counted apart from one for no QP at all
+ * (rx_stale_qp, rx_no_qp; struct mroce_gone_qps).
  * Placement and ACK generation happen right here (mroce_rc_rx()); there
  * is no hop to a workqueue.
  */
@@ -78,6 +81,81 @@ static bool mroce_rx_from_peer(const struct mroce_qp *qp,
 	return false;
 }
 
+/* The source address of a datagram, IPv4 as v4-mapped. */
+static void mroce_rx_saddr(const struct sk_buff *skb, struct in6_addr *a)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, a);
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		*a = ipv6_hdr(skb)->saddr;
+	else
+		memset(a, 0, sizeof(*a));
+}
+
+/*
+ * Record a QP being destroyed (destroy_qp, before it leaves qp_xa: a
+ * datagram that misses it in qp_xa then finds the record; the caller owns
+ * the QP, so its AV is stable).  See struct mroce_gone_qps.
+ */
+void mroce_rx_qp_gone(struct mroce_dev *mdev, const struct mroce_qp *qp)
+{
+	struct mroce_gone_qps *g = &mdev->gone_qps;
+	const struct mroce_av *av = &qp->av;
+	struct mroce_gone_qp rec = {
+		.at = jiffies,
+		.qpn = qp->ibqp.qp_num,
+		.any_peer = qp->ibqp.qp_type != IB_QPT_RC,
+	};
+	unsigned long flags;
+
+	if (!rec.any_peer && !qp->av_valid)
+		return;		/* never connected: nothing can be late */
+	if (!rec.any_peer && av->network_type == RDMA_NETWORK_IPV4)
+		ipv6_addr_set_v4mapped(av->daddr.v4.sin_addr.s_addr,
+				       &rec.peer);
+	else if (!rec.any_peer)
+		rec.peer = av->daddr.v6.sin6_addr;
+
+	spin_lock_irqsave(&g->lock, flags);
+	g->e[g->next] = rec;
+	g->next = (g->next + 1) % MROCE_GONE_QPS;
+	spin_unlock_irqrestore(&g->lock, flags);
+}
+
+/*
+ * A datagram for QPN qpn, which is not (or no longer) a QP of the device:
+ * true when that QP was destroyed less than MROCE_GONE_QP_SECS ago and the
+ * datagram comes from its peer.  Softirq, miss path only: a scan of the
+ * records under their lock.
+ */
+static bool mroce_rx_stale(struct mroce_dev *mdev, u32 qpn,
+			   const struct sk_buff *skb)
+{
+	struct mroce_gone_qps *g = &mdev->gone_qps;
+	unsigned long flags, now = jiffies;
+	struct in6_addr src;
+	bool stale = false;
+	int i;
+
+	if (!qpn)
+		return false;
+	mroce_rx_saddr(skb, &src);
+	spin_lock_irqsave(&g->lock, flags);
+	for (i = 0; i < MROCE_GONE_QPS; i++) {
+		const struct mroce_gone_qp *e = &g->e[i];
+
+		if (e->qpn != qpn ||
+		    time_after(now, e->at + MROCE_GONE_QP_SECS * HZ))
+			continue;
+		if (e->any_peer || ipv6_addr_equal(&e->peer, &src)) {
+			stale = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&g->lock, flags);
+	return stale;
+}
+
 static bool mroce_rx_ce(const struct sk_buff *skb)
 {
 	if (skb->protocol == htons(ETH_P_IP))
@@ -125,8 +203,13 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	}
 
 	qp = xa_load(&mdev->qp_xa, pkt.dqpn);
-	if (!qp)
+	if (!qp) {
+		if (mroce_rx_stale(mdev, pkt.dqpn, skb)) {
+			atomic64_inc(&mdev->stats.rx_stale_qp);
+			goto drop;
+		}
 		goto no_qp;
+	}
 	mroce_dp_init(&dp);
 	if (mroce_op_is_ud(pkt.opcode)) {
 		if (qp->ibqp.qp_type != IB_QPT_UD &&

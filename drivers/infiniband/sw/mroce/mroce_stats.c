@@ -124,6 +124,7 @@ static int mroce_dev_counters_show(struct seq_file *s, void *unused)
 		{ "rx_short", &mdev->stats.rx_short },
 		{ "rx_malformed", &mdev->stats.rx_malformed },
 		{ "rx_no_qp", &mdev->stats.rx_no_qp },
+		{ "rx_stale_qp", &mdev->stats.rx_stale_qp },
 		{ "rx_qp_state", &mdev->stats.rx_qp_state },
 		{ "rx_packets", &mdev->stats.rx_packets },
 		{ "rx_rejected", &mdev->stats.rx_rejected },
