@@ -69,6 +69,31 @@ for d in mroce_a mroce_b; do
 		tb_not_ok "$d counters" "tx ${tx:-?} rx ${rx:-?} malformed+no_qp $bad (stale ${stale:-?})"
 	fi
 done
+# A peer that vanishes mid-transfer: the server is killed while the client
+# streams, so the client's packets (retransmissions included) reach a
+# destroyed QP.  They count as rx_stale_qp on mroce_b, never as rx_no_qp.
+cnt() { awk -v n="$2" '$1 == n {print $2}' "$MROCE_DEBUGFS/$1/counters"; }
+stale0=$(cnt mroce_b rx_stale_qp)
+noqp0=$(cnt mroce_b rx_no_qp)
+$B ibv_rc_pingpong -d mroce_b -g "$gb" -n 1000000 -s 65536 >/dev/null 2>&1 &
+spid=$!
+sleep 1
+$A timeout "$(mroce_t 30)" ibv_rc_pingpong -d mroce_a -g "$ga" -n 1000000 -s 65536 \
+	10.12.0.2 >/dev/null 2>&1 &
+cpid=$!
+sleep "$(mroce_t 3)"
+kill -KILL $spid 2>/dev/null
+wait $spid 2>/dev/null
+sleep "$(mroce_t 2)"
+kill -KILL $cpid 2>/dev/null
+wait $cpid 2>/dev/null
+stale=$(($(cnt mroce_b rx_stale_qp) - stale0))
+noqp=$(($(cnt mroce_b rx_no_qp) - noqp0))
+if [ "$stale" -gt 0 ] && [ "$noqp" = 0 ]; then
+	tb_ok "killed peer: late packets are stale ($stale), none misdirected"
+else
+	tb_not_ok "killed peer: late packets are stale, none misdirected" "rx_stale_qp +$stale rx_no_qp +$noqp"
+fi
 ip netns exec ns_a rdma link delete mroce_a
 ip netns exec ns_b rdma link delete mroce_b
 if [ -z "$(mroce_live_objects)" ]; then
