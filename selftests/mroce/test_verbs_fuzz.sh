@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# The verbs fuzzer (selftests/mroce/verbs_fuzz.cpp): random create/modify/
+# post/poll/destroy of PD, CQ, MR, QP (RC, UD), SRQ and AH with invalid
+# arguments and corrupted shared rings, for MROCE_FUZZ_SECONDS (60; the
+# debug lane 300).  MROCE_FUZZ_SEED replays a run (the seed is printed);
+# MROCE_FUZZ_NO_ROLLBACK=1 leaves out the producer-rollback corruption.
+# A kernel report fails the run through the harness.
+. "$(dirname "$0")/lib.sh"
+
+fuzz=$MROCE_BUILD/selftests/mroce_verbs_fuzz
+secs=${MROCE_FUZZ_SECONDS:-60}
+if [ ! -x "$fuzz" ]; then
+	tb_not_ok "verbs_fuzz" "$fuzz not built (make userspace)"
+	exit 0
+fi
+
+mroce_load
+ip link add m0 type veth peer name m1
+ip addr add 10.13.0.1/24 dev m0
+ip link set m0 up
+ip link set m1 up
+rdma link add mroce0 type mroce netdev m0
+gid=$(tb_wait_gid mroce0)
+check "verbs_fuzz: no live objects before" test -z "$(mroce_live_objects)"
+
+args=(--seconds "$secs" --watchdog "$(mroce_t 60)")
+[ -n "${MROCE_FUZZ_SEED:-}" ] && args+=(--seed "$MROCE_FUZZ_SEED")
+# The program's own watchdog catches a hung verb; this one a hung process.
+timeout "$((secs + $(mroce_t 300)))" "$fuzz" "${args[@]}" mroce0 "$gid" 2>&1 | ktap_relay verbs_fuzz
+rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] || tb_not_ok "verbs_fuzz: exit status" "$rc (124: killed by timeout)"
+
+live=$(mroce_live_objects)
+if [ -z "$live" ]; then
+	tb_ok "verbs_fuzz: every object released after the program exits"
+else
+	tb_not_ok "verbs_fuzz: every object released after the program exits" "$(echo $live)"
+fi
+sed 's/^/# mroce0: /' "$MROCE_DEBUGFS/mroce0/counters" | grep -E "rx_|tx_|ring" | head -20
+check "verbs_fuzz: link delete" rdma link delete mroce0
+ip link del m0
+check "verbs_fuzz: rmmod" mroce_unload
