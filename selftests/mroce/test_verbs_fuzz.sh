@@ -35,7 +35,7 @@ live=$(mroce_live_objects)
 if [ -z "$live" ]; then
 	tb_ok "verbs_fuzz: every object released after the program exits"
 else
-	tb_not_ok "verbs_fuzz: every object released after the program exits" "$(echo $live)"
+	tb_not_ok "verbs_fuzz: every object released after the program exits" "$(echo "$live" | tr '\n' ' ')"
 fi
 sed 's/^/# mroce0: /' "$MROCE_DEBUGFS/mroce0/counters" | grep -E "rx_|tx_|ring" | head -20
 check "verbs_fuzz: link delete" rdma link delete mroce0

@@ -391,6 +391,9 @@ struct Fuzz {
 	void op_post_recv();
 	void op_poll_cq();
 	void op_corrupt();
+	void op_pair();
+	void doorbell(QpRec &q);
+	void corrupt_qp(QpRec *q);
 	void step();
 	void teardown();
 };
@@ -876,40 +879,141 @@ void Fuzz::op_poll_cq()
 // Corrupt a ring, then make the kernel read it: a doorbell (a post through
 // the provider, which writes at the index we left), or a modify to ERR
 // (flush), or nothing (the next message or poll reads it).
+// A doorbell: a SEND without SGEs (UD: to an AH of the pool), which the
+// provider writes at whatever producer index it finds.
+void Fuzz::doorbell(QpRec &q)
+{
+	ibv_send_wr w{};
+	w.wr_id = g_rng();
+	w.opcode = IBV_WR_SEND;
+	if (q.type == IBV_QPT_UD) {
+		auto *ah = pick(ahs);
+		if (!ah)
+			return;
+		w.wr.ud.ah = ah->get();
+		w.wr.ud.remote_qpn = q.qp->qp_num;
+		w.wr.ud.remote_qkey = 0x11111111;
+	}
+	ibv_send_wr *bad;
+	VerbScope s("ibv_post_send");
+	result("ibv_post_send", ibv_post_send(q.qp.get(), &w, &bad), {EINVAL, ENOMEM});
+}
+
+// Corrupt the SQ or RQ of a QP, then make the kernel read it: a doorbell,
+// a modify to ERR (the flush reads both rings), or nothing (the next
+// message or post reads it).
+void Fuzz::corrupt_qp(QpRec *q)
+{
+	if (!q || !g_corrupt)
+		return;
+	const bool sq = q->srq || chance(60);
+	mroce::Ring *r = sq ? sq_ring(q->qp.get()) : rq_ring(q->qp.get());
+	if (!r)
+		return;
+	const char *what = corrupt_wq(*r);
+	trace("corrupt qp %u %s: %s", q->qp->qp_num, sq ? "SQ" : "RQ", what);
+	++g_stats[std::string("corrupt ") + (sq ? "SQ " : "RQ ") + what];
+	switch (rnd(4)) {
+	case 0:
+		post_send_to(q);
+		break;
+	case 1:
+		doorbell(*q);
+		break;
+	case 2: {
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_ERR;
+		VerbScope s("ibv_modify_qp");
+		result("ibv_modify_qp", ibv_modify_qp(q->qp.get(), &a, IBV_QP_STATE), {EINVAL});
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+// Valid traffic: two RC QPs of one PD connected to each other (or one QP
+// to itself), a region of that PD, receives and SENDs posted, so that
+// WQEs are in flight (taken by the kernel, not completed) when a ring is
+// corrupted right after.
+void Fuzz::op_pair()
+{
+	ibv_pd *pd = any_pd();
+	if (!pd || cqs.empty() || qps.size() + 2 > kMaxObjs || mrs.size() >= kMaxObjs)
+		return;
+	Mr mr;
+	{
+		VerbScope s("ibv_reg_mr");
+		mr.reset(ibv_reg_mr(pd, arena.data(), kArena,
+				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					    IBV_ACCESS_REMOTE_READ));
+		result("ibv_reg_mr", mr ? 0 : errno, {ENOMEM});
+	}
+	if (!mr)
+		return;
+	const uint32_t lkey = mr->lkey;
+	mrs.push_back(std::move(mr));
+	const int n = chance(30) ? 1 : 2;
+	std::vector<QpRec *> made;
+	for (int i = 0; i < n; ++i) {
+		ibv_qp_init_attr a{};
+		a.send_cq = pick(cqs)->cq.get();
+		a.recv_cq = pick(cqs)->cq.get();
+		a.qp_type = IBV_QPT_RC;
+		a.cap = {16, 16, 2, 2, 64};
+		VerbScope s("ibv_create_qp");
+		Qp qp(ibv_create_qp(pd, &a));
+		result("ibv_create_qp", qp ? 0 : errno, {ENOMEM});
+		if (!qp)
+			return;
+		qps.push_back({std::move(qp), IBV_QPT_RC, false, 0, 0});
+	}
+	QpRec &a = qps[qps.size() - size_t(n)], &b = qps.back();
+	{
+		VerbScope s("ibv_modify_qp");
+		int rc = to_rts(a.qp.get(), IBV_QPT_RC, b.qp->qp_num, true);
+		if (!rc && n == 2)
+			rc = to_rts(b.qp.get(), IBV_QPT_RC, a.qp->qp_num, true);
+		result("ibv_modify_qp", rc, {});
+	}
+	for (QpRec *q : {&a, &b}) {
+		for (int i = 0, k = int(rnd(12)) + 1; i < k; ++i) {
+			ibv_sge sg{uintptr_t(arena.data() + rnd(kArena / 2)), 4096, lkey};
+			ibv_recv_wr rw{};
+			rw.sg_list = &sg;
+			rw.num_sge = 1;
+			ibv_recv_wr *rbad;
+			VerbScope s("ibv_post_recv");
+			result("ibv_post_recv", ibv_post_recv(q->qp.get(), &rw, &rbad), {ENOMEM});
+		}
+	}
+	for (QpRec *q : {&a, &b}) {
+		for (int i = 0, k = int(rnd(8)) + 1; i < k; ++i) {
+			ibv_sge sg{uintptr_t(arena.data() + kArena / 2 + rnd(kArena / 4)),
+				   uint32_t(rnd(4097)), lkey};
+			ibv_send_wr sw{};
+			sw.opcode = IBV_WR_SEND;
+			sw.send_flags = IBV_SEND_SIGNALED;
+			sw.sg_list = &sg;
+			sw.num_sge = 1;
+			ibv_send_wr *sbad;
+			VerbScope s("ibv_post_send");
+			result("ibv_post_send", ibv_post_send(q->qp.get(), &sw, &sbad), {ENOMEM});
+		}
+	}
+	if (chance(60))
+		corrupt_qp(chance(50) ? &a : &b);
+}
+
 void Fuzz::op_corrupt()
 {
 	if (!g_corrupt)
 		return;
 	switch (rnd(4)) {
 	case 0:
-	case 1: {	// SQ or RQ of a QP
-		auto *q = pick(qps);
-		if (!q)
-			return;
-		const bool sq = q->srq || chance(60);
-		mroce::Ring *r = sq ? sq_ring(q->qp.get()) : rq_ring(q->qp.get());
-		if (!r)
-			return;
-		const char *what = corrupt_wq(*r);
-		trace("corrupt qp %u %s: %s", q->qp->qp_num, sq ? "SQ" : "RQ", what);
-		++g_stats[std::string("corrupt ") + (sq ? "SQ " : "RQ ") + what];
-		switch (rnd(3)) {
-		case 0:
-			post_send_to(q);
-			break;
-		case 1: {
-			ibv_qp_attr a{};
-			a.qp_state = IBV_QPS_ERR;
-			VerbScope s("ibv_modify_qp");
-			result("ibv_modify_qp", ibv_modify_qp(q->qp.get(), &a, IBV_QP_STATE),
-			       {EINVAL});
-			break;
-		}
-		default:
-			break;
-		}
+	case 1:	// SQ or RQ of a QP
+		corrupt_qp(pick(qps));
 		return;
-	}
 	case 2: {	// SRQ
 		auto *s = pick(srqs);
 		if (!s)
@@ -950,7 +1054,7 @@ void Fuzz::step()
 		{&Fuzz::op_create_qp, 6},   {&Fuzz::op_modify_qp, 6},   {&Fuzz::op_connect, 6},
 		{&Fuzz::op_query_qp, 1},    {&Fuzz::op_destroy_qp, 3},  {&Fuzz::op_create_ah, 2},
 		{&Fuzz::op_destroy_ah, 1},  {&Fuzz::op_post_send, 14},  {&Fuzz::op_post_recv, 10},
-		{&Fuzz::op_poll_cq, 12},    {&Fuzz::op_corrupt, 5},
+		{&Fuzz::op_poll_cq, 12},    {&Fuzz::op_corrupt, 5},     {&Fuzz::op_pair, 3},
 	};
 	static const unsigned total = [] {
 		unsigned t = 0;
