@@ -4,7 +4,8 @@
 # post/poll/destroy of PD, CQ, MR, QP (RC, UD), SRQ and AH with invalid
 # arguments and corrupted shared rings, for MROCE_FUZZ_SECONDS (60; the
 # debug lane 300).  MROCE_FUZZ_SEED replays a run (the seed is printed);
-# MROCE_FUZZ_NO_ROLLBACK=1 leaves out the producer-rollback corruption.
+# MROCE_FUZZ_NO_ROLLBACK=1 leaves out producer rollback and out-of-range
+# producers (the kernel before the ring-index fix loops on them).
 # A kernel report fails the run through the harness.
 . "$(dirname "$0")/lib.sh"
 

@@ -10,8 +10,13 @@
 //   --seconds S     how long to fuzz (default 60)
 //   --watchdog S    a verb that takes longer than S seconds is a hang
 //                   (default 60): the process reports it and exits 4
-//   --no-rollback   leave out the producer-index rollback corruption (also
-//                   MROCE_FUZZ_NO_ROLLBACK=1); on by default
+//   --no-rollback   leave out producer indices behind the kernel's or out
+//                   of range (also MROCE_FUZZ_NO_ROLLBACK=1): before the
+//                   ring-index fix (b099b1b on main) the kernel fell back to
+//                   the completed index for an out-of-range producer while
+//                   reading from the next one, so a forward overrun with
+//                   WQEs in flight looped 2^32 times like a rollback did;
+//                   on by default
 //   --no-corrupt    no ring corruption at all
 //   -v              print every operation (for a replay)
 //
@@ -26,8 +31,8 @@
 // with a diagnostic instead of writing anywhere.
 //
 // Corruptions (each followed by a doorbell, a post or a modify to ERR):
-//   SQ/RQ/SRQ producer jumped forward past the ring (an overrun),
-//   producer rolled back (--no-rollback leaves this out), random bytes of
+//   SQ/RQ/SRQ producer jumped forward past the ring (an overrun), set to
+//   any value, rolled back (--no-rollback leaves these three out), random bytes of
 //   posted or unposted WQEs rewritten (opcode, num_sge, inline_len, SGEs),
 //   CQ consumer index rewritten.
 //
@@ -302,18 +307,23 @@ const char *corrupt_wq(mroce::Ring &r)
 {
 	const uint32_t prod = r.load_producer();
 	const uint32_t n = r.num_entries();
-	switch (rnd(g_rollback ? 6 : 5)) {
+	const uint32_t room = n - std::min(n, prod - r.load_consumer());
+	switch (rnd(6)) {
 	case 0:	// overrun: claims more than the ring holds
+		if (!g_rollback)
+			break;
 		r.store_producer(r.load_consumer() + n + 1 + uint32_t(rnd(1000)));
 		return "producer overrun";
-	case 1:	// anything (ahead of the producer only without rollback)
-		r.store_producer(g_rollback ? rnd32() : prod + (rnd32() & 0x7fffffff));
+	case 1:	// anything
+		if (!g_rollback)
+			break;
+		r.store_producer(rnd32());
 		return "producer random";
 	case 2: {	// a few random bytes of a WQE, covered by the producer
 		std::byte *s = r.slot(prod);
 		for (int i = 0, k = int(rnd(8)) + 1; i < k; ++i)
 			s[rnd(r.entry_size())] = std::byte(rnd(256));
-		r.store_producer(prod + 1);
+		r.store_producer(prod + (g_rollback ? 1 : std::min(1u, room)));
 		return "WQE bytes";
 	}
 	case 3: {	// a whole WQE of garbage (header fields at the extremes)
@@ -322,7 +332,8 @@ const char *corrupt_wq(mroce::Ring &r)
 			uint32_t v = chance(50) ? rnd32() : rnd_count(64);
 			std::memcpy(s + i, &v, std::min<uint32_t>(4, r.entry_size() - i));
 		}
-		r.store_producer(prod + 1 + uint32_t(rnd(std::min<uint32_t>(n, 4))));
+		uint32_t ahead = 1 + uint32_t(rnd(std::min<uint32_t>(n, 4)));
+		r.store_producer(prod + (g_rollback ? ahead : std::min(ahead, room)));
 		return "WQE garbage";
 	}
 	case 4: {	// rewrite an already posted WQE (the kernel may hold a copy)
@@ -330,10 +341,15 @@ const char *corrupt_wq(mroce::Ring &r)
 		s[rnd(r.entry_size())] = std::byte(rnd(256));
 		return "posted WQE bytes";
 	}
-	default:	// rollback (the known lockup; --no-rollback)
+	default:	// rollback
+		if (!g_rollback)
+			break;
 		r.store_producer(prod - 1 - uint32_t(rnd(chance(50) ? 4 : n * 2)));
 		return "producer rollback";
 	}
+	// --no-rollback: ahead, within what the ring holds.
+	r.store_producer(prod + uint32_t(rnd(room + 1)));
+	return "producer ahead in range";
 }
 
 // ---- the fuzzer's object pools ------------------------------------------------
