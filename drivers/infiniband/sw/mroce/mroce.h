@@ -118,6 +118,7 @@ struct mroce_dev_stats {
 	atomic64_t mr_fast_reg;		/* IB_WR_REG_MR executed */
 	atomic64_t mr_local_inv;	/* IB_WR_LOCAL_INV executed */
 	atomic64_t mr_remote_inv;	/* regions invalidated by SEND_WITH_INV */
+	atomic64_t ring_bad_index;	/* user producer index out of bounds */
 };
 
 /*
@@ -146,8 +147,10 @@ struct mroce_dev {
 	/* On mroce_dev_list; under mroce_dev_lock. */
 	bool listed;
 	/*
-	 * Registered and no removal queued yet; under mroce_dev_lock.  The
-	 * netdev notifier only acts on registered devices.
+	 * Registered and no removal queued yet; written under
+	 * mroce_dev_lock.  The netdev notifier only acts on registered
+	 * devices; the receive path (READ_ONCE, RCU) only delivers to them,
+	 * so a device is listed (to claim its netdev) before it is live.
 	 */
 	bool registered;
 
@@ -169,7 +172,7 @@ struct mroce_dev {
 	u32 qp_next;			/* xa_alloc_cyclic cursor, xa lock */
 	struct xarray mr_xa;		/* key index -> struct mroce_mr */
 	u32 mr_next;
-	struct xarray ah_xa;		/* ah_num -> struct mroce_ah */
+	struct xarray ah_xa;		/* ah_num -> struct mroce_ah_entry */
 	u32 ah_next;
 
 	struct mroce_obj_counts live;
@@ -207,11 +210,25 @@ struct mroce_av {
 	} saddr, daddr;
 };
 
+/*
+ * What the UD datapath reads of an address handle.  ah_xa maps ah_num to
+ * this, not to struct mroce_ah: ib_core frees the AH as soon as
+ * destroy_ah returns, possibly in atomic context where we cannot wait for
+ * RCU readers, so the entry lives on its own and is freed after a grace
+ * period (kfree_rcu).  Readers: xa_load() under rcu_read_lock(); the entry
+ * is immutable once published.
+ */
+struct mroce_ah_entry {
+	struct mroce_av av;
+	const struct ib_pd *pd;		/* compared, never dereferenced */
+	struct rcu_head rcu;
+};
+
 struct mroce_ah {
 	struct ib_ah ibah;
 	u32 ah_num;			/* index in mroce_dev.ah_xa */
 	bool user;
-	struct mroce_av av;		/* immutable after create */
+	struct mroce_ah_entry *ent;	/* published in ah_xa */
 };
 
 struct mroce_mmap_entry;
@@ -326,6 +343,11 @@ struct mroce_mr {
 	struct ib_mr ibmr;
 	enum mroce_mr_type type;
 	u32 index;			/* in mroce_dev.mr_xa */
+	/*
+	 * The region's PD, set before publication (ib_core sets ibmr.pd only
+	 * after the verb returned); compared, never dereferenced.
+	 */
+	const struct ib_pd *pd;
 	/*
 	 * DMA and user regions: immutable after creation.  Fast-register
 	 * regions: under fr.lock, set by REG_MR.
@@ -591,7 +613,8 @@ void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 /* Shadows of the work queues, shared by RC and UD (lock held). */
 struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx);
 struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx);
-u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done);
+u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done,
+		   u32 next);
 void mroce_wq_rq_ingest(struct mroce_qp *qp);
 bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp);
 void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp);

@@ -140,11 +140,16 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 					sq_wqe - MROCE_SEND_WQE_HDR);
 	init->cap = qp->cap;
 
+	/*
+	 * Reserve the QPN (a NULL entry: xa_load() finds nothing) and publish
+	 * the QP only once it is complete: the receive path looks QPNs up
+	 * from softirq, and QPNs are predictable.
+	 */
 	if (init->qp_type == IB_QPT_GSI) {
 		qpn = MROCE_GSI_QPN;
-		err = xa_insert_irq(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
+		err = xa_insert_irq(&mdev->qp_xa, qpn, NULL, GFP_KERNEL);
 	} else {
-		err = xa_alloc_cyclic_irq(&mdev->qp_xa, &qpn, qp,
+		err = xa_alloc_cyclic_irq(&mdev->qp_xa, &qpn, NULL,
 					  XA_LIMIT(MROCE_FIRST_QPN,
 						   MROCE_MAX_QPN),
 					  &mdev->qp_next, GFP_KERNEL);
@@ -173,15 +178,17 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		resp.rq_wqe_size = qp->rq.entry_size;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
-			goto err_xa;
+			goto err_rc;
 	}
 	mroce_obj_inc(mdev, MROCE_OBJ_QP, qp->user);
+	/* Publish (release: readers see the QP initialised). */
+	xa_store_irq(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 
+err_rc:
+	mroce_rc_destroy(qp);
 err_xa:
 	xa_erase_irq(&mdev->qp_xa, qpn);
-	synchronize_rcu();
-	mroce_rc_destroy(qp);
 err_rq:
 	mroce_ring_free(mdev, &qp->rq);
 err_sq:
@@ -521,7 +528,7 @@ static int mroce_post_one_send(struct mroce_qp *qp,
 		for (i = 0; i < wr->num_sge; i++) {
 			u32 n = wr->sg_list[i].length;
 
-			if (at + n > qp->cap.max_inline_data)
+			if (n > qp->cap.max_inline_data - at)
 				return -EINVAL;
 			memcpy(body + at, (void *)(uintptr_t)wr->sg_list[i].addr,
 			       n);

@@ -274,10 +274,16 @@ static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
 /* Reading the rings.                                                  */
 
 /*
- * The producer index of a ring, trusted only as far as the ring size
- * allows (userspace writes it).
+ * The producer index of a ring, bounded by the kernel's own cursors:
+ * userspace writes it at any time, to any value.  Slots done..next were
+ * read already (their WRs live in the shadow); a valid producer lies in
+ * [next, done + num_entries], so the reader takes at most the free part
+ * of the shadow and never the slot of a WR still in flight.  Anything
+ * else (rolled back below what was read, overrun, garbage) is ignored:
+ * the reader takes nothing new, and the QP keeps its state.
  */
-u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done)
+u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done,
+		   u32 next)
 {
 	u32 prod;
 
@@ -285,11 +291,13 @@ u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done)
 		prod = smp_load_acquire(&ring->ctl->producer);
 	else
 		prod = ring->ctl->producer;
-	if (prod - done > ring->num_entries) {
+	if (prod - done > ring->num_entries || prod - done < next - done) {
+		atomic64_inc(&qp->mdev->stats.ring_bad_index);
 		ibdev_warn_ratelimited(&qp->mdev->ibdev,
-				       "QP %u: ring producer %u out of range\n",
-				       qp->ibqp.qp_num, prod);
-		return done;
+				       "QP %u: ring producer %u outside [%u, %u]\n",
+				       qp->ibqp.qp_num, prod, next,
+				       done + ring->num_entries);
+		return next;
 	}
 	return prod;
 }
@@ -302,7 +310,7 @@ void mroce_wq_rq_ingest(struct mroce_qp *qp)
 
 	if (qp->ibqp.srq)
 		return;		/* WQEs are taken one by one: mroce_wq_bind() */
-	prod = mroce_wq_avail(qp, &qp->rq, qp->rq_done);
+	prod = mroce_wq_avail(qp, &qp->rq, qp->rq_done, qp->rq_seen);
 
 	while (qp->rq_seen != prod) {
 		w = mroce_rq_shadow(qp, qp->rq_seen);
@@ -495,7 +503,7 @@ static u32 mroce_rc_local_op(struct mroce_qp *qp,
 static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 			       struct mroce_dp *dp)
 {
-	u32 prod = mroce_wq_avail(qp, &qp->sq, qp->sq_done);
+	u32 prod = mroce_wq_avail(qp, &qp->sq, qp->sq_done, qp->sq_next);
 	u32 mask = qp->sq.num_entries - 1, status;
 	struct mroce_send_wqe *w;
 	struct mroce_wr wr;
@@ -755,7 +763,9 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 	if (tx->src == MROCE_SRC_WR) {
 		w = mroce_sq_shadow(qp, (u32)tx->cookie);
 		if (w->send_flags & MROCE_SEND_INLINE) {
-			if (tx->src_offset + plen > w->inline_len)
+			/* validated at ingest; the shadow is kernel-private */
+			if (plen > w->inline_len ||
+			    tx->src_offset > w->inline_len - plen)
 				goto free;
 			memcpy(buf + hlen, (const u8 *)(w + 1) + tx->src_offset,
 			       plen);
@@ -975,17 +985,21 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 	}
 }
 
-/* Process context, at create_qp. */
+/*
+ * Process context, at create_qp.  A user QP's private state (shadows and
+ * the connection, the bulk of its memory) is charged to the creating
+ * task's memory cgroup.
+ */
 int mroce_rc_create(struct mroce_qp *qp)
 {
+	gfp_t gfp = qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
+
 	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->timer.function = mroce_rc_timer;
-	qp->sq_shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size,
-				 GFP_KERNEL);
-	qp->rq_shadow = kvcalloc(qp->rq.num_entries, qp->rq.entry_size,
-				 GFP_KERNEL);
+	qp->sq_shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size, gfp);
+	qp->rq_shadow = kvcalloc(qp->rq.num_entries, qp->rq.entry_size, gfp);
 	if (qp->ibqp.qp_type == IB_QPT_RC)
-		qp->conn = kvzalloc(sizeof(*qp->conn), GFP_KERNEL);
+		qp->conn = kvzalloc(sizeof(*qp->conn), gfp);
 	if (!qp->sq_shadow || !qp->rq_shadow ||
 	    (qp->ibqp.qp_type == IB_QPT_RC && !qp->conn)) {
 		mroce_rc_destroy(qp);
