@@ -604,13 +604,17 @@ void mroce_xmit(struct mroce_qp *qp, struct sk_buff *skb);
 /* mroce_rc.c: RC datapath around the protocol core. */
 int mroce_rc_create(struct mroce_qp *qp);
 void mroce_rc_destroy(struct mroce_qp *qp);
+void mroce_rc_timer(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		     enum ib_qp_state next, struct mroce_dp *dp);
 void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 		 struct mroce_dp *dp);
 
-/* Shadows of the work queues, shared by RC and UD (lock held). */
+/* mroce_wq.c: the work-queue shadows, shared by RC and UD (lock held). */
+int mroce_wq_alloc(struct mroce_qp *qp);
+void mroce_wq_free(struct mroce_qp *qp);
+void mroce_wq_reset(struct mroce_qp *qp);
 struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx);
 struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx);
 u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done,

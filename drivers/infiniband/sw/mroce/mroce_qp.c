@@ -83,6 +83,33 @@ static int mroce_qp_check_init(struct mroce_dev *mdev,
 	return 0;
 }
 
+/*
+ * The QP's timer (softirq, HRTIMER_MODE_ABS_SOFT): the RC core's timers
+ * and deferred transmission; for UD and GSI QPs a doorbell rung with
+ * interrupts disabled (kernel ULPs) or a flush in the error state.
+ */
+static enum hrtimer_restart mroce_qp_timer(struct hrtimer *t)
+{
+	struct mroce_qp *qp = container_of(t, struct mroce_qp, timer);
+	struct mroce_dp dp;
+	unsigned long flags;
+
+	mroce_dp_init(&dp);
+	rcu_read_lock();
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		mroce_rc_timer(qp, &dp);
+	} else {
+		mroce_ud_doorbell(qp, &dp);
+		if (qp->state == IB_QPS_ERR)
+			mroce_wq_rq_flush(qp, &dp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mroce_dp_finish(qp, &dp);
+	rcu_read_unlock();
+	return HRTIMER_NORESTART;
+}
+
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -162,9 +189,16 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_rq;
 	ibqp->qp_num = qpn;
 	qp->mdev = mdev;
-	err = mroce_rc_create(qp);
+	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	qp->timer.function = mroce_qp_timer;
+	err = mroce_wq_alloc(qp);
 	if (err)
 		goto err_xa;
+	if (init->qp_type == IB_QPT_RC) {
+		err = mroce_rc_create(qp);
+		if (err)
+			goto err_wq;
+	}
 
 	if (udata) {
 		resp.sq_mmap_offset = mroce_ring_mmap_offset(&qp->sq);
@@ -187,6 +221,8 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 err_rc:
 	mroce_rc_destroy(qp);
+err_wq:
+	mroce_wq_free(qp);
 err_xa:
 	xa_erase_irq(&mdev->qp_xa, qpn);
 err_rq:
@@ -205,10 +241,18 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibqp->device);
 	struct mroce_qp *qp = to_mqp(ibqp);
 
+	unsigned long flags;
+
 	xa_erase_irq(&mdev->qp_xa, ibqp->qp_num);
 	/* The receive path and CQ polling resolve QPNs under RCU. */
 	synchronize_rcu();
+	/* Nothing re-arms the timer of a QP whose connection is not live. */
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->conn_live = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	hrtimer_cancel(&qp->timer);
 	mroce_rc_destroy(qp);
+	mroce_wq_free(qp);
 	mroce_ring_free(mdev, &qp->rq);
 	mroce_ring_free(mdev, &qp->sq);
 	mroce_obj_dec(mdev, MROCE_OBJ_QP, qp->user);

@@ -261,9 +261,7 @@ void mroce_ud_modify(struct mroce_qp *qp, enum ib_qp_state next,
 		     struct mroce_dp *dp)
 {
 	if (next == IB_QPS_RESET) {
-		qp->sq_next = qp->sq_done = READ_ONCE(qp->sq.ctl->consumer);
-		qp->rq_seen = qp->rq_done =
-			qp->rq.ctl ? READ_ONCE(qp->rq.ctl->consumer) : 0;
+		mroce_wq_reset(qp);
 		return;
 	}
 	if (next == IB_QPS_ERR) {
