@@ -28,7 +28,6 @@
 #include <rdma/mroce-abi.h>
 
 #define MROCE_DRV_NAME		"rdma_mroce"
-#define MROCE_UDP_PORT_DEFAULT	4792
 
 /* Device limits reported by query_device and enforced on create. */
 #define MROCE_MAX_QP		4096
@@ -486,10 +485,15 @@ to_mmentry(struct rdma_user_mmap_entry *e)
 	return container_of(e, struct mroce_mmap_entry, rdma);
 }
 
-/* mroce_main.c: module parameters and the device list. */
+/* mroce_main.c: the device list. */
 extern struct list_head mroce_dev_list;
 extern struct mutex mroce_dev_lock;
+
+/* mroce_params.c: module parameters (any context). */
 u16 mroce_udp_port(void);
+u32 mroce_param_paths(void);
+u64 mroce_param_cc_target_ns(void);
+u64 mroce_param_rto_min_ns(void);
 
 /* mroce_net.c */
 int mroce_net_init(void);

@@ -23,7 +23,6 @@
 
 #include <linux/highmem.h>
 #include <linux/kernel.h>
-#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/timekeeping.h>
 
@@ -34,61 +33,6 @@
 #define MROCE_TX_BURST		64
 /* Wire bytes per packet besides payload, for the CC window defaults. */
 #define MROCE_CC_OVERHEAD	64
-
-/*
- * Transport tunables: module parameters holding an unsigned int within
- * [min, max]; a write outside the range fails with -ERANGE and changes
- * nothing.  Read (READ_ONCE) when a QP enters RTR, so a change applies to
- * QPs connected afterwards.
- */
-struct mroce_tunable {
-	unsigned int val;
-	unsigned int min, max;
-};
-
-static int mroce_tunable_set(const char *val, const struct kernel_param *kp)
-{
-	struct mroce_tunable *t = kp->arg;
-	unsigned int n;
-	int err = kstrtouint(val, 0, &n);
-
-	if (err)
-		return err;
-	if (n < t->min || n > t->max)
-		return -ERANGE;
-	WRITE_ONCE(t->val, n);
-	return 0;
-}
-
-static int mroce_tunable_get(char *buf, const struct kernel_param *kp)
-{
-	const struct mroce_tunable *t = kp->arg;
-
-	return sysfs_emit(buf, "%u\n", READ_ONCE(t->val));
-}
-
-static const struct kernel_param_ops mroce_tunable_ops = {
-	.set = mroce_tunable_set,
-	.get = mroce_tunable_get,
-};
-
-static struct mroce_tunable mroce_num_paths = { 16, 1, MROCE_MAX_PATHS };
-module_param_cb(paths, &mroce_tunable_ops, &mroce_num_paths, 0644);
-MODULE_PARM_DESC(paths, "logical paths (UDP source ports) per RC QP, 1..64 (16)");
-
-/*
- * Software stacks see RTT noise from scheduling and timer slack far above
- * a NIC's: the delay target and the RTO floor are tunable, with defaults
- * for a host kernel (see Documentation/mroce-protocol.rst, parameters).
- */
-static struct mroce_tunable mroce_cc_target_us = { 25, 1, 1000000 };
-module_param_cb(cc_target_us, &mroce_tunable_ops, &mroce_cc_target_us, 0644);
-MODULE_PARM_DESC(cc_target_us,
-		 "congestion control: tolerated queueing delay above a path's min RTT, us (25)");
-
-static struct mroce_tunable mroce_rto_min_us = { 200, 10, 1000000 };
-module_param_cb(rto_min_us, &mroce_tunable_ops, &mroce_rto_min_us, 0644);
-MODULE_PARM_DESC(rto_min_us, "floor of a path's retransmission timeout, us (200)");
 
 static u64 mroce_now(void)
 {
@@ -761,9 +705,9 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	u64 to;
 
 	mroce_params_default(p);
-	p->num_paths = READ_ONCE(mroce_num_paths.val);
-	p->target_qdelay_ns = (u64)READ_ONCE(mroce_cc_target_us.val) * NSEC_PER_USEC;
-	p->rto_min_ns = (u64)READ_ONCE(mroce_rto_min_us.val) * NSEC_PER_USEC;
+	p->num_paths = mroce_param_paths();
+	p->target_qdelay_ns = mroce_param_cc_target_ns();
+	p->rto_min_ns = mroce_param_rto_min_ns();
 	p->mtu = mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ? mtu : 1024;
 	p->cwnd_init = 16 * (p->mtu + MROCE_CC_OVERHEAD);
 	p->cwnd_min = p->mtu + MROCE_CC_OVERHEAD;
