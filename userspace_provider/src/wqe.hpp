@@ -16,7 +16,7 @@ namespace mroce {
 
 // Write one send WR into a slot.  Returns 0 or the errno ibv_post_send
 // reports for it (EINVAL, EOPNOTSUPP).  The composition of the three steps
-// below, which the ibv_wr_* API (sqx.cpp) uses one by one: both paths put
+// below, which the ibv_wr_* API (extended.cpp) uses one by one: both paths put
 // the same bytes in the ring for equivalent work requests.
 int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_fn ah_num,
 		std::span<std::byte> slot);

@@ -28,7 +28,6 @@
 #include <rdma/mroce-abi.h>
 
 #define MROCE_DRV_NAME		"rdma_mroce"
-#define MROCE_UDP_PORT_DEFAULT	4792
 
 /* Device limits reported by query_device and enforced on create. */
 #define MROCE_MAX_QP		4096
@@ -119,6 +118,7 @@ struct mroce_dev_stats {
 	atomic64_t mr_fast_reg;		/* IB_WR_REG_MR executed */
 	atomic64_t mr_local_inv;	/* IB_WR_LOCAL_INV executed */
 	atomic64_t mr_remote_inv;	/* regions invalidated by SEND_WITH_INV */
+	atomic64_t ring_bad_index;	/* user producer index out of bounds */
 };
 
 /*
@@ -175,8 +175,10 @@ struct mroce_dev {
 	/* On mroce_dev_list; under mroce_dev_lock. */
 	bool listed;
 	/*
-	 * Registered and no removal queued yet; under mroce_dev_lock.  The
-	 * netdev notifier only acts on registered devices.
+	 * Registered and no removal queued yet; written under
+	 * mroce_dev_lock.  The netdev notifier only acts on registered
+	 * devices; the receive path (READ_ONCE, RCU) only delivers to them,
+	 * so a device is listed (to claim its netdev) before it is live.
 	 */
 	bool registered;
 
@@ -198,7 +200,7 @@ struct mroce_dev {
 	u32 qp_next;			/* xa_alloc_cyclic cursor, xa lock */
 	struct xarray mr_xa;		/* key index -> struct mroce_mr */
 	u32 mr_next;
-	struct xarray ah_xa;		/* ah_num -> struct mroce_ah */
+	struct xarray ah_xa;		/* ah_num -> struct mroce_ah_entry */
 	u32 ah_next;
 
 	struct mroce_obj_counts live;
@@ -237,11 +239,25 @@ struct mroce_av {
 	} saddr, daddr;
 };
 
+/*
+ * What the UD datapath reads of an address handle.  ah_xa maps ah_num to
+ * this, not to struct mroce_ah: ib_core frees the AH as soon as
+ * destroy_ah returns, possibly in atomic context where we cannot wait for
+ * RCU readers, so the entry lives on its own and is freed after a grace
+ * period (kfree_rcu).  Readers: xa_load() under rcu_read_lock(); the entry
+ * is immutable once published.
+ */
+struct mroce_ah_entry {
+	struct mroce_av av;
+	const struct ib_pd *pd;		/* compared, never dereferenced */
+	struct rcu_head rcu;
+};
+
 struct mroce_ah {
 	struct ib_ah ibah;
 	u32 ah_num;			/* index in mroce_dev.ah_xa */
 	bool user;
-	struct mroce_av av;		/* immutable after create */
+	struct mroce_ah_entry *ent;	/* published in ah_xa */
 };
 
 struct mroce_mmap_entry;
@@ -356,6 +372,11 @@ struct mroce_mr {
 	struct ib_mr ibmr;
 	enum mroce_mr_type type;
 	u32 index;			/* in mroce_dev.mr_xa */
+	/*
+	 * The region's PD, set before publication (ib_core sets ibmr.pd only
+	 * after the verb returned); compared, never dereferenced.
+	 */
+	const struct ib_pd *pd;
 	/*
 	 * DMA and user regions: immutable after creation.  Fast-register
 	 * regions: under fr.lock, set by REG_MR.
@@ -494,10 +515,15 @@ to_mmentry(struct rdma_user_mmap_entry *e)
 	return container_of(e, struct mroce_mmap_entry, rdma);
 }
 
-/* mroce_main.c: module parameters and the device list. */
+/* mroce_main.c: the device list. */
 extern struct list_head mroce_dev_list;
 extern struct mutex mroce_dev_lock;
+
+/* mroce_params.c: module parameters (any context). */
 u16 mroce_udp_port(void);
+u32 mroce_param_paths(void);
+u64 mroce_param_cc_target_ns(void);
+u64 mroce_param_rto_min_ns(void);
 
 /* mroce_net.c */
 int mroce_net_init(void);
@@ -612,16 +638,21 @@ void mroce_xmit(struct mroce_qp *qp, struct sk_buff *skb);
 /* mroce_rc.c: RC datapath around the protocol core. */
 int mroce_rc_create(struct mroce_qp *qp);
 void mroce_rc_destroy(struct mroce_qp *qp);
+void mroce_rc_timer(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		     enum ib_qp_state next, struct mroce_dp *dp);
 void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 		 struct mroce_dp *dp);
 
-/* Shadows of the work queues, shared by RC and UD (lock held). */
+/* mroce_wq.c: the work-queue shadows, shared by RC and UD (lock held). */
+int mroce_wq_alloc(struct mroce_qp *qp);
+void mroce_wq_free(struct mroce_qp *qp);
+void mroce_wq_reset(struct mroce_qp *qp);
 struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx);
 struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx);
-u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done);
+u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done,
+		   u32 next);
 void mroce_wq_rq_ingest(struct mroce_qp *qp);
 bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp);
 void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp);

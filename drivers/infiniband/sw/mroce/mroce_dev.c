@@ -202,7 +202,7 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 		netdev_put(mdev->ndev, &mdev->ndev_tracker);
 		list_del_rcu(&mdev->list);
 		mdev->listed = false;
-		mdev->registered = false;
+		WRITE_ONCE(mdev->registered, false);
 		mroce_stats_dev_count(-1);
 	}
 	mutex_unlock(&mroce_dev_lock);
@@ -380,12 +380,12 @@ int mroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 
 	mutex_lock(&mroce_dev_lock);
 	if (mdev->listed) {
-		mdev->registered = true;
+		WRITE_ONCE(mdev->registered, true);
 		mroce_stats_dev_add(mdev);
 		/* The netdev may have started to go away meanwhile. */
 		if (ndev->reg_state != NETREG_REGISTERED ||
 		    !net_eq(dev_net(ndev), mdev->net)) {
-			mdev->registered = false;
+			WRITE_ONCE(mdev->registered, false);
 			ib_unregister_device_queued(ibdev);
 		} else {
 			ibdev_info(ibdev, "added on %s, UDP port %u\n",

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Module entry points, parameters, the rdma link type and
+ * Module entry points, the rdma link type and
  * the driver's own device list.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <rdma/rdma_netlink.h>
 
 #include "mroce.h"
@@ -28,44 +27,6 @@ MODULE_ALIAS_RDMA_LINK("mroce");
  */
 LIST_HEAD(mroce_dev_list);
 DEFINE_MUTEX(mroce_dev_lock);
-
-/* UDP destination port, fixed at load time (0444). */
-static unsigned short udp_port = MROCE_UDP_PORT_DEFAULT;
-
-static int mroce_set_udp_port(const char *val, const struct kernel_param *kp)
-{
-	unsigned int port;
-	int err;
-
-	err = kstrtouint(val, 0, &port);
-	if (err || port == 0 || port > 65535) {
-		pr_err("invalid udp_port '%s': must be 1..65535\n", val);
-		return -EINVAL;
-	}
-	if (port == 4791)
-		pr_info("udp_port 4791 is the RoCE v2 port: rdma_rxe cannot run beside mroce\n");
-	*(unsigned short *)kp->arg = port;
-	return 0;
-}
-
-static int mroce_get_udp_port(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%u\n", *(unsigned short *)kp->arg);
-}
-
-static const struct kernel_param_ops mroce_udp_port_ops = {
-	.set = mroce_set_udp_port,
-	.get = mroce_get_udp_port,
-};
-
-module_param_cb(udp_port, &mroce_udp_port_ops, &udp_port, 0444);
-MODULE_PARM_DESC(udp_port,
-		 "UDP port of the mroce transport, 1..65535 (default 4792)");
-
-u16 mroce_udp_port(void)
-{
-	return udp_port;
-}
 
 static int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -111,7 +72,7 @@ static int __init mroce_init(void)
 		return err;
 	}
 	rdma_link_register(&mroce_link_ops);
-	pr_info("loaded, UDP port %u\n", udp_port);
+	pr_info("loaded, UDP port %u\n", mroce_udp_port());
 	return 0;
 }
 

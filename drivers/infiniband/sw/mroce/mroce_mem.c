@@ -52,7 +52,7 @@ struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key)
 static int mroce_mr_check_locked(struct mroce_mr *mr, u32 key,
 				 struct ib_pd *pd, u64 va, u64 len, int access)
 {
-	if (mr->ibmr.pd != pd)
+	if (mr->pd != pd)
 		return -EACCES;
 	if (mr->type == MROCE_MR_FAST &&
 	    (mr->fr.state != MROCE_MRS_VALID || mr->fr.key != key))
@@ -250,7 +250,7 @@ u32 mroce_mr_fast_reg(struct mroce_dev *mdev, struct ib_pd *pd, u32 key,
 
 	spin_lock_irqsave(&mr->fr.lock, flags);
 	n = READ_ONCE(mr->fr.map_len);
-	if (mr->ibmr.pd != pd) {
+	if (mr->pd != pd) {
 		status = IB_WC_LOC_PROT_ERR;
 	} else if (mr->fr.state != MROCE_MRS_FREE || n > mr->fr.max_pages ||
 		   (length && ((end - 1) >> shift) - (iova >> shift) >= n)) {
@@ -284,7 +284,7 @@ int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd, u32 key)
 	if (!mr || mr->type != MROCE_MR_FAST)
 		return -EINVAL;
 	spin_lock_irqsave(&mr->fr.lock, flags);
-	if (mr->ibmr.pd != pd)
+	if (mr->pd != pd)
 		err = -EACCES;
 	else if (mr->fr.key != key || mr->fr.state == MROCE_MRS_INVALID)
 		err = -EINVAL;

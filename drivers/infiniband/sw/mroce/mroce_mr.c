@@ -41,9 +41,10 @@ int mroce_mr_check_access(int access)
 }
 
 /*
- * A region of type with its key, published in mr_xa.  The type is set
- * before publication; a fast-register region is INVALID (refuses
- * everything) until alloc_mr makes it FREE.
+ * A region of type with its key; its index is reserved in mr_xa (a NULL
+ * entry that lookups do not find) and mroce_mr_publish() makes it
+ * visible once it is complete.  A fast-register region is INVALID
+ * (refuses everything) until alloc_mr makes it FREE.
  */
 static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
 				       enum mroce_mr_type type)
@@ -54,12 +55,12 @@ static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
 	if (mroce_obj_live(mdev, MROCE_OBJ_MR, true) +
 	    mroce_obj_live(mdev, MROCE_OBJ_MR, false) >= MROCE_MAX_MR)
 		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->type = type;
 	spin_lock_init(&mr->fr.lock);
-	err = xa_alloc_cyclic_irq(&mdev->mr_xa, &mr->index, mr,
+	err = xa_alloc_cyclic_irq(&mdev->mr_xa, &mr->index, NULL,
 				  XA_LIMIT(1, MROCE_MR_INDEX_MAX),
 				  &mdev->mr_next, GFP_KERNEL);
 	if (err < 0) {
@@ -69,6 +70,18 @@ static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
 	mr->ibmr.lkey = (mr->index << 8) | (get_random_u32() & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	return mr;
+}
+
+/*
+ * Make a complete region visible to the datapath (xa_store() orders the
+ * initialisation before any lookup that finds it).  Storing into the
+ * reserved slot allocates nothing, so it cannot fail.
+ */
+static void mroce_mr_publish(struct mroce_dev *mdev, struct mroce_mr *mr,
+			     struct ib_pd *pd)
+{
+	mr->pd = pd;
+	xa_store_irq(&mdev->mr_xa, mr->index, mr, GFP_KERNEL);
 }
 
 static void mroce_mr_free_rcu(struct rcu_head *head)
@@ -115,7 +128,7 @@ static int mroce_mr_pages(struct mroce_mr *mr, struct ib_umem *umem)
 
 	if (n > U32_MAX)
 		return -EINVAL;
-	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
@@ -147,6 +160,7 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access)
 		return ERR_CAST(mr);
 	mr->access = access;
 	mr->length = U64_MAX;
+	mroce_mr_publish(mdev, mr, ibpd);
 	mroce_obj_inc(mdev, MROCE_OBJ_MR, false);
 	return &mr->ibmr;
 }
@@ -190,6 +204,7 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->umem = umem;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
+	mroce_mr_publish(mdev, mr, ibpd);
 	mroce_obj_inc(mdev, MROCE_OBJ_MR, true);
 	return &mr->ibmr;
 }
@@ -219,13 +234,8 @@ struct ib_mr *mroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-ENOMEM);
 	}
 	mr->fr.key = mr->ibmr.lkey;
-	/*
-	 * The xarray entry was published by mroce_mr_alloc(); the lock
-	 * orders the initialisation before any lookup that finds it FREE.
-	 */
-	spin_lock_irq(&mr->fr.lock);
 	mr->fr.state = MROCE_MRS_FREE;
-	spin_unlock_irq(&mr->fr.lock);
+	mroce_mr_publish(mdev, mr, ibpd);
 	mroce_obj_inc(mdev, MROCE_OBJ_MR, false);
 	return &mr->ibmr;
 }

@@ -185,7 +185,7 @@ static int mroce_netdev_event(struct notifier_block *nb,
 		/* Also seen when the netdev moves to another namespace. */
 		ibdev_info(&mdev->ibdev, "netdev %s going away, removing\n",
 			   ndev->name);
-		mdev->registered = false;
+		WRITE_ONCE(mdev->registered, false);
 		ib_unregister_device_queued(&mdev->ibdev);
 		break;
 	case NETDEV_UP:

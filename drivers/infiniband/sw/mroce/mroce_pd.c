@@ -131,7 +131,8 @@ void mroce_av_to_attr(const struct mroce_av *av, struct rdma_ah_attr *attr)
 
 /*
  * create_ah: user AHs (create_user_ah, sleepable) and kernel AHs (maybe
- * atomic context: without RDMA_CREATE_AH_SLEEPABLE use GFP_ATOMIC).
+ * atomic context: without RDMA_CREATE_AH_SLEEPABLE use GFP_ATOMIC).  The
+ * entry is complete before it is published in ah_xa.
  */
 int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata)
@@ -141,32 +142,49 @@ int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	gfp_t gfp = (init->flags & RDMA_CREATE_AH_SLEEPABLE) ? GFP_KERNEL :
 							       GFP_ATOMIC;
 	struct mroce_create_ah_resp resp = { };
+	struct mroce_ah_entry *ent;
 	int err;
 
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	err = mroce_av_from_attr(mdev, &ah->av, init->ah_attr);
+	ent = kzalloc(sizeof(*ent), gfp | __GFP_ACCOUNT);
+	if (!ent)
+		return -ENOMEM;
+	err = mroce_av_from_attr(mdev, &ent->av, init->ah_attr);
 	if (err)
-		return err;
-	err = xa_alloc_cyclic_irq(&mdev->ah_xa, &ah->ah_num, ah,
+		goto err_free;
+	ent->pd = ibah->pd;
+	ah->user = !!udata;
+	ah->ent = ent;
+	err = xa_alloc_cyclic_irq(&mdev->ah_xa, &ah->ah_num, ent,
 				  XA_LIMIT(1, MROCE_MAX_AH), &mdev->ah_next,
 				  gfp);
-	if (err < 0)
-		return err == -EBUSY ? -ENOMEM : err;
+	if (err < 0) {
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err_free;
+	}
 
 	if (udata) {
 		resp.ah_num = ah->ah_num;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err) {
 			xa_erase_irq(&mdev->ah_xa, ah->ah_num);
+			kfree_rcu(ent, rcu);
 			return err;
 		}
 	}
-	ah->user = !!udata;
 	mroce_obj_inc(mdev, MROCE_OBJ_AH, ah->user);
 	return 0;
+
+err_free:
+	kfree(ent);
+	return err;
 }
 
+/*
+ * Any context (RDMA_DESTROY_AH_SLEEPABLE or not).  A UD send may still be
+ * reading the entry under RCU: it is freed after a grace period.
+ */
 int mroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct mroce_dev *mdev = to_mdev(ibah->device);
@@ -176,6 +194,8 @@ int mroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	xa_lock_irqsave(&mdev->ah_xa, irqflags);
 	__xa_erase(&mdev->ah_xa, ah->ah_num);
 	xa_unlock_irqrestore(&mdev->ah_xa, irqflags);
+	kfree_rcu(ah->ent, rcu);
+	ah->ent = NULL;
 	mroce_obj_dec(mdev, MROCE_OBJ_AH, ah->user);
 	return 0;
 }

@@ -83,6 +83,33 @@ static int mroce_qp_check_init(struct mroce_dev *mdev,
 	return 0;
 }
 
+/*
+ * The QP's timer (softirq, HRTIMER_MODE_ABS_SOFT): the RC core's timers
+ * and deferred transmission; for UD and GSI QPs a doorbell rung with
+ * interrupts disabled (kernel ULPs) or a flush in the error state.
+ */
+static enum hrtimer_restart mroce_qp_timer(struct hrtimer *t)
+{
+	struct mroce_qp *qp = container_of(t, struct mroce_qp, timer);
+	struct mroce_dp dp;
+	unsigned long flags;
+
+	mroce_dp_init(&dp);
+	rcu_read_lock();
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		mroce_rc_timer(qp, &dp);
+	} else {
+		mroce_ud_doorbell(qp, &dp);
+		if (qp->state == IB_QPS_ERR)
+			mroce_wq_rq_flush(qp, &dp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mroce_dp_finish(qp, &dp);
+	rcu_read_unlock();
+	return HRTIMER_NORESTART;
+}
+
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -140,11 +167,16 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 					sq_wqe - MROCE_SEND_WQE_HDR);
 	init->cap = qp->cap;
 
+	/*
+	 * Reserve the QPN (a NULL entry: xa_load() finds nothing) and publish
+	 * the QP only once it is complete: the receive path looks QPNs up
+	 * from softirq, and QPNs are predictable.
+	 */
 	if (init->qp_type == IB_QPT_GSI) {
 		qpn = MROCE_GSI_QPN;
-		err = xa_insert_irq(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
+		err = xa_insert_irq(&mdev->qp_xa, qpn, NULL, GFP_KERNEL);
 	} else {
-		err = xa_alloc_cyclic_irq(&mdev->qp_xa, &qpn, qp,
+		err = xa_alloc_cyclic_irq(&mdev->qp_xa, &qpn, NULL,
 					  XA_LIMIT(MROCE_FIRST_QPN,
 						   MROCE_MAX_QPN),
 					  &mdev->qp_next, GFP_KERNEL);
@@ -157,9 +189,16 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_rq;
 	ibqp->qp_num = qpn;
 	qp->mdev = mdev;
-	err = mroce_rc_create(qp);
+	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	qp->timer.function = mroce_qp_timer;
+	err = mroce_wq_alloc(qp);
 	if (err)
 		goto err_xa;
+	if (init->qp_type == IB_QPT_RC) {
+		err = mroce_rc_create(qp);
+		if (err)
+			goto err_wq;
+	}
 
 	if (udata) {
 		resp.sq_mmap_offset = mroce_ring_mmap_offset(&qp->sq);
@@ -173,15 +212,19 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		resp.rq_wqe_size = qp->rq.entry_size;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
-			goto err_xa;
+			goto err_rc;
 	}
 	mroce_obj_inc(mdev, MROCE_OBJ_QP, qp->user);
+	/* Publish (release: readers see the QP initialised). */
+	xa_store_irq(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 
+err_rc:
+	mroce_rc_destroy(qp);
+err_wq:
+	mroce_wq_free(qp);
 err_xa:
 	xa_erase_irq(&mdev->qp_xa, qpn);
-	synchronize_rcu();
-	mroce_rc_destroy(qp);
 err_rq:
 	mroce_ring_free(mdev, &qp->rq);
 err_sq:
@@ -198,11 +241,19 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibqp->device);
 	struct mroce_qp *qp = to_mqp(ibqp);
 
+	unsigned long flags;
+
 	mroce_rx_qp_gone(mdev, qp);
 	xa_erase_irq(&mdev->qp_xa, ibqp->qp_num);
 	/* The receive path and CQ polling resolve QPNs under RCU. */
 	synchronize_rcu();
+	/* Nothing re-arms the timer of a QP whose connection is not live. */
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->conn_live = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	hrtimer_cancel(&qp->timer);
 	mroce_rc_destroy(qp);
+	mroce_wq_free(qp);
 	mroce_ring_free(mdev, &qp->rq);
 	mroce_ring_free(mdev, &qp->sq);
 	mroce_obj_dec(mdev, MROCE_OBJ_QP, qp->user);
@@ -522,7 +573,7 @@ static int mroce_post_one_send(struct mroce_qp *qp,
 		for (i = 0; i < wr->num_sge; i++) {
 			u32 n = wr->sg_list[i].length;
 
-			if (at + n > qp->cap.max_inline_data)
+			if (n > qp->cap.max_inline_data - at)
 				return -EINVAL;
 			memcpy(body + at, (void *)(uintptr_t)wr->sg_list[i].addr,
 			       n);

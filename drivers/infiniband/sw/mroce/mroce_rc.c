@@ -4,7 +4,8 @@
  * the network) and its protocol core connection (core/).
  *
  * Locking and context.  Every function here runs with qp->lock held
- * (interrupts disabled) and inside rcu_read_lock(), which keeps memory
+ * (interrupts disabled) and inside rcu_read_lock() (but create and
+ * destroy: process context), which keeps memory
  * regions and their pages alive (see mroce_mem.c).  Callers are the
  * doorbell (process context), the receive handler (softirq), the QP's
  * hrtimer (softirq, HRTIMER_MODE_ABS_SOFT) and modify_qp (process).
@@ -12,8 +13,8 @@
  * handlers are left in struct mroce_dp for mroce_dp_finish(), which the
  * caller runs after dropping the lock.
  *
- * WQEs are read from the shared rings once, into kernel shadows, and
- * validated there; the core identifies a send WR by its SQ index (the
+ * WQEs are read from the shared rings once, into kernel shadows
+ * (mroce_wq.c), and validated here; the core identifies a send WR by its SQ index (the
  * cookie) and a receive WR by its rq_seq (RQ index rq_base + rq_seq).
  * Completions come from the core in verbs order, so the published
  * consumer indices simply count them.
@@ -22,7 +23,6 @@
 
 #include <linux/highmem.h>
 #include <linux/kernel.h>
-#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/timekeeping.h>
 
@@ -34,76 +34,9 @@
 /* Wire bytes per packet besides payload, for the CC window defaults. */
 #define MROCE_CC_OVERHEAD	64
 
-/*
- * Transport tunables: module parameters holding an unsigned int within
- * [min, max]; a write outside the range fails with -ERANGE and changes
- * nothing.  Read (READ_ONCE) when a QP enters RTR, so a change applies to
- * QPs connected afterwards.
- */
-struct mroce_tunable {
-	unsigned int val;
-	unsigned int min, max;
-};
-
-static int mroce_tunable_set(const char *val, const struct kernel_param *kp)
-{
-	struct mroce_tunable *t = kp->arg;
-	unsigned int n;
-	int err = kstrtouint(val, 0, &n);
-
-	if (err)
-		return err;
-	if (n < t->min || n > t->max)
-		return -ERANGE;
-	WRITE_ONCE(t->val, n);
-	return 0;
-}
-
-static int mroce_tunable_get(char *buf, const struct kernel_param *kp)
-{
-	const struct mroce_tunable *t = kp->arg;
-
-	return sysfs_emit(buf, "%u\n", READ_ONCE(t->val));
-}
-
-static const struct kernel_param_ops mroce_tunable_ops = {
-	.set = mroce_tunable_set,
-	.get = mroce_tunable_get,
-};
-
-static struct mroce_tunable mroce_num_paths = { 16, 1, MROCE_MAX_PATHS };
-module_param_cb(paths, &mroce_tunable_ops, &mroce_num_paths, 0644);
-MODULE_PARM_DESC(paths, "logical paths (UDP source ports) per RC QP, 1..64 (16)");
-
-/*
- * Software stacks see RTT noise from scheduling and timer slack far above
- * a NIC's: the delay target and the RTO floor are tunable, with defaults
- * for a host kernel (see Documentation/mroce-protocol.rst, parameters).
- */
-static struct mroce_tunable mroce_cc_target_us = { 25, 1, 1000000 };
-module_param_cb(cc_target_us, &mroce_tunable_ops, &mroce_cc_target_us, 0644);
-MODULE_PARM_DESC(cc_target_us,
-		 "congestion control: tolerated queueing delay above a path's min RTT, us (25)");
-
-static struct mroce_tunable mroce_rto_min_us = { 200, 10, 1000000 };
-module_param_cb(rto_min_us, &mroce_tunable_ops, &mroce_rto_min_us, 0644);
-MODULE_PARM_DESC(rto_min_us, "floor of a path's retransmission timeout, us (200)");
-
 static u64 mroce_now(void)
 {
 	return ktime_get_ns();
-}
-
-struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx)
-{
-	return qp->sq_shadow +
-	       (size_t)(idx & (qp->sq.num_entries - 1)) * qp->sq.entry_size;
-}
-
-struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx)
-{
-	return qp->rq_shadow +
-	       (size_t)(idx & (qp->rq.num_entries - 1)) * qp->rq.entry_size;
 }
 
 static const struct mroce_sge *mroce_wqe_sges(const void *wqe_hdr_end)
@@ -220,29 +153,6 @@ static void mroce_rc_req_done(struct mroce_qp *qp, u32 idx, u32 status,
 		qp->state = IB_QPS_ERR;
 }
 
-/*
- * Receive WR rq_done completed: cqe carries everything but wr_id, which
- * comes from the shadow.  Shared by RC and UD.
- */
-void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
-			bool solicited, struct mroce_dp *dp)
-{
-	cqe->wr_id = mroce_rq_shadow(qp, qp->rq_done)->wr_id;
-	cqe->qp_num = qp->ibqp.qp_num;
-	cqe->port_num = 1;
-	qp->rq_done++;
-	/*
-	 * SRQ WQEs were released when taken (mroce_srq_take()).  Otherwise:
-	 * the WQE was copied out, so its slot is free; publish that before the
-	 * CQE so a consumer that reposts from its poll loop finds room.
-	 */
-	if (!qp->ibqp.srq) {
-		/* Release: the WQE was read before the slot is reused. */
-		smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
-	}
-	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
-}
-
 static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
 			       const struct mroce_completion *c,
 			       struct mroce_dp *dp)
@@ -268,76 +178,6 @@ static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
 		solicited = c->solicited;
 	}
 	mroce_wq_recv_done(qp, &cqe, solicited, dp);
-}
-
-/* ------------------------------------------------------------------ */
-/* Reading the rings.                                                  */
-
-/*
- * The producer index of a ring, trusted only as far as the ring size
- * allows (userspace writes it).
- */
-u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done)
-{
-	u32 prod;
-
-	if (qp->user)	/* WQEs are read after the index that covers them */
-		prod = smp_load_acquire(&ring->ctl->producer);
-	else
-		prod = ring->ctl->producer;
-	if (prod - done > ring->num_entries) {
-		ibdev_warn_ratelimited(&qp->mdev->ibdev,
-				       "QP %u: ring producer %u out of range\n",
-				       qp->ibqp.qp_num, prod);
-		return done;
-	}
-	return prod;
-}
-
-/* Copy newly posted receive WQEs into the shadow (bounded, validated). */
-void mroce_wq_rq_ingest(struct mroce_qp *qp)
-{
-	u32 prod, mask = qp->rq.num_entries - 1;
-	struct mroce_recv_wqe *w;
-
-	if (qp->ibqp.srq)
-		return;		/* WQEs are taken one by one: mroce_wq_bind() */
-	prod = mroce_wq_avail(qp, &qp->rq, qp->rq_done);
-
-	while (qp->rq_seen != prod) {
-		w = mroce_rq_shadow(qp, qp->rq_seen);
-		memcpy(w, qp->rq.buf + MROCE_RING_CTL_SIZE +
-		       (size_t)(qp->rq_seen & mask) * qp->rq.entry_size,
-		       qp->rq.entry_size);
-		if (w->num_sge > qp->cap.max_recv_sge)
-			w->num_sge = U32_MAX;	/* fails when used */
-		qp->rq_seen++;
-	}
-}
-
-/*
- * Make sure receive WQE idx (rq_done <= idx) is in the shadow: read the
- * ring, or take WQEs from the SRQ in order up to idx.  False when no
- * receive is posted for it yet (RNR for RC, a drop for UD).
- */
-bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp)
-{
-	struct mroce_srq *srq;
-
-	if (!qp->ibqp.srq) {
-		mroce_wq_rq_ingest(qp);
-		return idx - qp->rq_done < qp->rq_seen - qp->rq_done;
-	}
-	srq = to_msrq(qp->ibqp.srq);
-	while (idx - qp->rq_done >= qp->rq_seen - qp->rq_done) {
-		if (qp->rq_seen - qp->rq_done >= qp->rq.num_entries)
-			return false;
-		if (!mroce_srq_take(srq, mroce_rq_shadow(qp, qp->rq_seen),
-				    qp->rq.entry_size, dp))
-			return false;
-		qp->rq_seen++;
-	}
-	return true;
 }
 
 /* Total length of a receive WQE's SGEs, or -EINVAL. */
@@ -495,7 +335,7 @@ static u32 mroce_rc_local_op(struct mroce_qp *qp,
 static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 			       struct mroce_dp *dp)
 {
-	u32 prod = mroce_wq_avail(qp, &qp->sq, qp->sq_done);
+	u32 prod = mroce_wq_avail(qp, &qp->sq, qp->sq_done, qp->sq_next);
 	u32 mask = qp->sq.num_entries - 1, status;
 	struct mroce_send_wqe *w;
 	struct mroce_wr wr;
@@ -538,20 +378,6 @@ static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 			return;
 		}
 		qp->sq_next++;
-	}
-}
-
-/* Complete every posted receive WQE with a flush error. */
-void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp)
-{
-	struct mroce_cqe cqe;
-
-	mroce_wq_rq_ingest(qp);
-	while (qp->rq_done != qp->rq_seen) {
-		memset(&cqe, 0, sizeof(cqe));
-		cqe.status = IB_WC_WR_FLUSH_ERR;
-		cqe.opcode = MROCE_WC_RECV;
-		mroce_wq_recv_done(qp, &cqe, false, dp);
 	}
 }
 
@@ -755,7 +581,9 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 	if (tx->src == MROCE_SRC_WR) {
 		w = mroce_sq_shadow(qp, (u32)tx->cookie);
 		if (w->send_flags & MROCE_SEND_INLINE) {
-			if (tx->src_offset + plen > w->inline_len)
+			/* validated at ingest; the shadow is kernel-private */
+			if (plen > w->inline_len ||
+			    tx->src_offset > w->inline_len - plen)
 				goto free;
 			memcpy(buf + hlen, (const u8 *)(w + 1) + tx->src_offset,
 			       plen);
@@ -814,39 +642,23 @@ static void mroce_rc_step(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 /* ------------------------------------------------------------------ */
 /* Entry points.                                                       */
 
-static enum hrtimer_restart mroce_rc_timer(struct hrtimer *t)
+/* The QP's timer fired (softirq, lock held, RCU): the core's timers. */
+void mroce_rc_timer(struct mroce_qp *qp, struct mroce_dp *dp)
 {
-	struct mroce_qp *qp = container_of(t, struct mroce_qp, timer);
-	struct mroce_rc_ctx rc;
-	struct mroce_dp dp;
-	unsigned long flags;
+	struct mroce_rc_ctx rc = { .qp = qp, .dp = dp };
 	u64 now;
 
-	mroce_dp_init(&dp);
-	rcu_read_lock();
-	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
-		/* UD/GSI: a doorbell rung with interrupts disabled. */
-		mroce_ud_doorbell(qp, &dp);
-		if (qp->state == IB_QPS_ERR)
-			mroce_wq_rq_flush(qp, &dp);
-	} else if (qp->conn_live) {
+	if (qp->conn_live) {
 		/* The step flushes both queues in the error state. */
 		now = mroce_now();
-		rc.qp = qp;
-		rc.dp = &dp;
 		qp->conn->ctx = &rc;
 		mroce_conn_timer(qp->conn, now);
-		mroce_rc_step(qp, now, &dp);
+		mroce_rc_step(qp, now, dp);
 	} else if (qp->state == IB_QPS_ERR) {
 		/* Never connected (error from RESET or INIT). */
-		mroce_rc_sq_ingest(qp, 0, &dp);
-		mroce_wq_rq_flush(qp, &dp);
+		mroce_rc_sq_ingest(qp, 0, dp);
+		mroce_wq_rq_flush(qp, dp);
 	}
-	spin_unlock_irqrestore(&qp->lock, flags);
-	mroce_dp_finish(qp, &dp);
-	rcu_read_unlock();
-	return HRTIMER_NORESTART;
 }
 
 /* Receive one validated packet (softirq, lock held, RCU). */
@@ -893,9 +705,9 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	u64 to;
 
 	mroce_params_default(p);
-	p->num_paths = READ_ONCE(mroce_num_paths.val);
-	p->target_qdelay_ns = (u64)READ_ONCE(mroce_cc_target_us.val) * NSEC_PER_USEC;
-	p->rto_min_ns = (u64)READ_ONCE(mroce_rto_min_us.val) * NSEC_PER_USEC;
+	p->num_paths = mroce_param_paths();
+	p->target_qdelay_ns = mroce_param_cc_target_ns();
+	p->rto_min_ns = mroce_param_rto_min_ns();
 	p->mtu = mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ? mtu : 1024;
 	p->cwnd_init = 16 * (p->mtu + MROCE_CC_OVERHEAD);
 	p->cwnd_min = p->mtu + MROCE_CC_OVERHEAD;
@@ -938,9 +750,7 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 
 	if (next == IB_QPS_RESET) {
 		qp->conn_live = false;
-		qp->sq_next = qp->sq_done = READ_ONCE(qp->sq.ctl->consumer);
-		qp->rq_base = qp->rq_seen = qp->rq_done =
-			qp->rq.ctl ? READ_ONCE(qp->rq.ctl->consumer) : 0;
+		mroce_wq_reset(qp);
 		return;
 	}
 	if (cur == IB_QPS_INIT && next == IB_QPS_RTR) {
@@ -975,38 +785,23 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 	}
 }
 
-/* Process context, at create_qp. */
+/*
+ * Process context, at create_qp (RC only).  A user QP's connection state
+ * (~550 KiB) is charged to the creating task's memory cgroup.
+ */
 int mroce_rc_create(struct mroce_qp *qp)
 {
-	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	qp->timer.function = mroce_rc_timer;
-	qp->sq_shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size,
-				 GFP_KERNEL);
-	qp->rq_shadow = kvcalloc(qp->rq.num_entries, qp->rq.entry_size,
-				 GFP_KERNEL);
-	if (qp->ibqp.qp_type == IB_QPT_RC)
-		qp->conn = kvzalloc(sizeof(*qp->conn), GFP_KERNEL);
-	if (!qp->sq_shadow || !qp->rq_shadow ||
-	    (qp->ibqp.qp_type == IB_QPT_RC && !qp->conn)) {
-		mroce_rc_destroy(qp);
-		return -ENOMEM;
-	}
-	return 0;
+	qp->conn = kvzalloc(sizeof(*qp->conn),
+			    qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	return qp->conn ? 0 : -ENOMEM;
 }
 
-/* Process context; the QP is unreachable from the receive path. */
+/*
+ * Process context; the QP is unreachable from the receive path and its
+ * timer is cancelled.
+ */
 void mroce_rc_destroy(struct mroce_qp *qp)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->lock, flags);
-	qp->conn_live = false;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	hrtimer_cancel(&qp->timer);
 	kvfree(qp->conn);
-	kvfree(qp->sq_shadow);
-	kvfree(qp->rq_shadow);
 	qp->conn = NULL;
-	qp->sq_shadow = NULL;
-	qp->rq_shadow = NULL;
 }

@@ -59,8 +59,10 @@ static struct mroce_dev *mroce_rx_dev(struct mroce_net *mnet,
 		ndev = mroce_rx_local_dev(skb);
 	if (!ndev)
 		return NULL;
+	/* Listed but not (yet, or no longer) registered: not receiving. */
 	list_for_each_entry_rcu(mdev, &mroce_dev_list, list)
-		if (mdev->ndev == ndev && mdev->mnet == mnet)
+		if (mdev->ndev == ndev && mdev->mnet == mnet &&
+		    READ_ONCE(mdev->registered))
 			return mdev;
 	return NULL;
 }

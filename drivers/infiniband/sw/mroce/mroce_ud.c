@@ -56,7 +56,7 @@ static u32 mroce_ud_send_one(struct mroce_qp *qp,
 {
 	const struct mroce_sge *sge = (const struct mroce_sge *)(w + 1);
 	u32 i, len = 0, hlen, total;
-	struct mroce_ah *ah;
+	struct mroce_ah_entry *ah;
 	struct sk_buff *skb;
 	struct mroce_pkt pkt;
 	u8 *buf;
@@ -64,8 +64,9 @@ static u32 mroce_ud_send_one(struct mroce_qp *qp,
 
 	if (w->opcode != MROCE_WR_SEND && w->opcode != MROCE_WR_SEND_WITH_IMM)
 		return IB_WC_LOC_QP_OP_ERR;
+	/* RCU (our caller) keeps the entry alive (mroce_destroy_ah()). */
 	ah = xa_load(&qp->mdev->ah_xa, w->wr.ud.ah_num);
-	if (!ah || ah->ibah.pd != qp->ibqp.pd)
+	if (!ah || ah->pd != qp->ibqp.pd)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (w->wr.ud.remote_qpn & ~MROCE_QPN_MASK)
 		return IB_WC_LOC_QP_OP_ERR;
@@ -159,7 +160,7 @@ static void mroce_ud_send_done(struct mroce_qp *qp, u32 status, u32 len,
 /* New send WQEs: each becomes a datagram and completes right away. */
 void mroce_ud_doorbell(struct mroce_qp *qp, struct mroce_dp *dp)
 {
-	u32 prod = mroce_wq_avail(qp, &qp->sq, qp->sq_done);
+	u32 prod = mroce_wq_avail(qp, &qp->sq, qp->sq_done, qp->sq_next);
 	u32 mask = qp->sq.num_entries - 1, status;
 	struct mroce_send_wqe *w;
 
@@ -260,9 +261,7 @@ void mroce_ud_modify(struct mroce_qp *qp, enum ib_qp_state next,
 		     struct mroce_dp *dp)
 {
 	if (next == IB_QPS_RESET) {
-		qp->sq_next = qp->sq_done = READ_ONCE(qp->sq.ctl->consumer);
-		qp->rq_seen = qp->rq_done =
-			qp->rq.ctl ? READ_ONCE(qp->rq.ctl->consumer) : 0;
+		mroce_wq_reset(qp);
 		return;
 	}
 	if (next == IB_QPS_ERR) {

@@ -24,7 +24,7 @@
 #define MROCE_CORE_H
 
 #include "mroce_compat.h"
-#include "../../../../../include/mroce/mroce_wire.h"
+#include <mroce/mroce_wire.h>	/* -I include/ (Kbuild, CMake) */
 
 #ifdef __cplusplus
 extern "C" {

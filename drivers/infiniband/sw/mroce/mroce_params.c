@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Every module parameter of rdma_mroce, in one place and with one
+ * validation rule: a value that does not parse fails with -EINVAL, a value
+ * outside the parameter's range with -ERANGE, and a refused write changes
+ * nothing.  `modinfo rdma_mroce` and the README list them.
+ *
+ * udp_port is fixed at load time (0444).  The transport tunables are
+ * writable at run time (0644) and read (READ_ONCE) when a QP enters RTR, so
+ * a change applies to QPs connected afterwards.  Any context may read them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
+
+#include "mroce.h"
+#include "core/mroce_core.h"
+
+/* An unsigned int module parameter within [min, max]. */
+struct mroce_param {
+	unsigned int val;
+	unsigned int min, max;
+};
+
+static struct mroce_param mroce_udp_port_p = { MROCE_UDP_PORT, 1, 65535 };
+
+static int mroce_param_set(const char *val, const struct kernel_param *kp)
+{
+	struct mroce_param *t = kp->arg;
+	unsigned int n;
+	int err = kstrtouint(val, 0, &n);
+
+	if (err) {
+		pr_err("%s: '%s' is not a number\n", kp->name, val);
+		return err;
+	}
+	if (n < t->min || n > t->max) {
+		pr_err("%s: %u is outside %u..%u\n", kp->name, n, t->min,
+		       t->max);
+		return -ERANGE;
+	}
+	if (t == &mroce_udp_port_p && n == 4791)
+		pr_info("udp_port 4791 is the RoCE v2 port: rdma_rxe cannot run beside mroce\n");
+	WRITE_ONCE(t->val, n);
+	return 0;
+}
+
+static int mroce_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct mroce_param *t = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(t->val));
+}
+
+static const struct kernel_param_ops mroce_param_ops = {
+	.set = mroce_param_set,
+	.get = mroce_param_get,
+};
+
+module_param_cb(udp_port, &mroce_param_ops, &mroce_udp_port_p, 0444);
+MODULE_PARM_DESC(udp_port,
+		 "UDP port of the mroce transport, 1..65535 (4792), fixed at load time");
+
+static struct mroce_param mroce_paths_p = { 16, 1, MROCE_MAX_PATHS };
+module_param_cb(paths, &mroce_param_ops, &mroce_paths_p, 0644);
+MODULE_PARM_DESC(paths, "logical paths (UDP source ports) per RC QP, 1..64 (16)");
+
+/*
+ * Software stacks see RTT noise from scheduling and timer slack far above
+ * a NIC's: the delay target and the RTO floor are tunable, with defaults
+ * for a host kernel (see Documentation/mroce-protocol.rst, parameters).
+ */
+static struct mroce_param mroce_cc_target_us_p = { 25, 1, 1000000 };
+module_param_cb(cc_target_us, &mroce_param_ops, &mroce_cc_target_us_p, 0644);
+MODULE_PARM_DESC(cc_target_us,
+		 "congestion control: tolerated queueing delay above a path's min RTT, us (25)");
+
+static struct mroce_param mroce_rto_min_us_p = { 200, 10, 1000000 };
+module_param_cb(rto_min_us, &mroce_param_ops, &mroce_rto_min_us_p, 0644);
+MODULE_PARM_DESC(rto_min_us, "floor of a path's retransmission timeout, us (200)");
+
+u16 mroce_udp_port(void)
+{
+	return READ_ONCE(mroce_udp_port_p.val);
+}
+
+u32 mroce_param_paths(void)
+{
+	return READ_ONCE(mroce_paths_p.val);
+}
+
+u64 mroce_param_cc_target_ns(void)
+{
+	return (u64)READ_ONCE(mroce_cc_target_us_p.val) * NSEC_PER_USEC;
+}
+
+u64 mroce_param_rto_min_ns(void)
+{
+	return (u64)READ_ONCE(mroce_rto_min_us_p.val) * NSEC_PER_USEC;
+}

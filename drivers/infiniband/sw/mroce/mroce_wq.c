@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The work-queue layer shared by RC and UD QPs: the kernel-private
+ * shadows of the send and receive queues, reading newly posted WQEs out of
+ * the rings, binding receive WQEs (from the RQ or an SRQ) and completing
+ * them.
+ *
+ * Trust.  For user QPs the rings are mapped into the process, which may
+ * write any slot or index at any time.  Each WQE is copied once into the
+ * shadow and validated there; the datapath reads only the shadow.  The
+ * producer index is accepted only within the kernel's own cursors (see
+ * mroce_wq_avail()), so the shadow of a WR in flight is never overwritten
+ * and every loop over a ring is bounded by its size.
+ *
+ * Cursors (struct mroce_qp, under qp->lock): sq_done <= sq_next, the SQ
+ * slots sq_done..sq_next hold WRs read but not completed; rq_done <=
+ * rq_seen, receive WQEs read (or taken from the SRQ) but not completed.
+ *
+ * Context: every function here runs with qp->lock held (interrupts
+ * disabled) and inside rcu_read_lock(), except mroce_wq_alloc() and
+ * mroce_wq_free() (process context, create and destroy).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+
+#include "mroce.h"
+
+struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx)
+{
+	return qp->sq_shadow +
+	       (size_t)(idx & (qp->sq.num_entries - 1)) * qp->sq.entry_size;
+}
+
+struct mroce_recv_wqe *mroce_rq_shadow(struct mroce_qp *qp, u32 idx)
+{
+	return qp->rq_shadow +
+	       (size_t)(idx & (qp->rq.num_entries - 1)) * qp->rq.entry_size;
+}
+
+/*
+ * Process context, at create_qp.  A user QP's shadows are charged to the
+ * creating task's memory cgroup.
+ */
+int mroce_wq_alloc(struct mroce_qp *qp)
+{
+	gfp_t gfp = qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
+
+	qp->sq_shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size, gfp);
+	qp->rq_shadow = kvcalloc(qp->rq.num_entries, qp->rq.entry_size, gfp);
+	if (!qp->sq_shadow || !qp->rq_shadow) {
+		mroce_wq_free(qp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Process context; nothing can reach the QP's queues any more. */
+void mroce_wq_free(struct mroce_qp *qp)
+{
+	kvfree(qp->sq_shadow);
+	kvfree(qp->rq_shadow);
+	qp->sq_shadow = NULL;
+	qp->rq_shadow = NULL;
+}
+
+/*
+ * Entering RESET: forget every WQE read.  The cursors restart where the
+ * consumer indices stand (mroce_qp_reset_rings() set them); a value
+ * userspace wrote there meanwhile only moves the ring, both cursors alike.
+ */
+void mroce_wq_reset(struct mroce_qp *qp)
+{
+	qp->sq_next = qp->sq_done = READ_ONCE(qp->sq.ctl->consumer);
+	qp->rq_base = qp->rq_seen = qp->rq_done =
+		qp->rq.ctl ? READ_ONCE(qp->rq.ctl->consumer) : 0;
+}
+
+/*
+ * The producer index of a ring, bounded by the kernel's own cursors:
+ * userspace writes it at any time, to any value.  Slots done..next were
+ * read already (their WRs live in the shadow); a valid producer lies in
+ * [next, done + num_entries], so the reader takes at most the free part
+ * of the shadow and never the slot of a WR still in flight.  Anything
+ * else (rolled back below what was read, overrun, garbage) is ignored:
+ * the reader takes nothing new, and the QP keeps its state.
+ */
+u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done,
+		   u32 next)
+{
+	u32 prod;
+
+	if (qp->user)	/* WQEs are read after the index that covers them */
+		prod = smp_load_acquire(&ring->ctl->producer);
+	else
+		prod = ring->ctl->producer;
+	if (prod - done > ring->num_entries || prod - done < next - done) {
+		atomic64_inc(&qp->mdev->stats.ring_bad_index);
+		ibdev_warn_ratelimited(&qp->mdev->ibdev,
+				       "QP %u: ring producer %u outside [%u, %u]\n",
+				       qp->ibqp.qp_num, prod, next,
+				       done + ring->num_entries);
+		return next;
+	}
+	return prod;
+}
+
+/* Copy newly posted receive WQEs into the shadow (bounded, validated). */
+void mroce_wq_rq_ingest(struct mroce_qp *qp)
+{
+	u32 prod, mask = qp->rq.num_entries - 1;
+	struct mroce_recv_wqe *w;
+
+	if (qp->ibqp.srq)
+		return;		/* WQEs are taken one by one: mroce_wq_bind() */
+	prod = mroce_wq_avail(qp, &qp->rq, qp->rq_done, qp->rq_seen);
+
+	while (qp->rq_seen != prod) {
+		w = mroce_rq_shadow(qp, qp->rq_seen);
+		memcpy(w, qp->rq.buf + MROCE_RING_CTL_SIZE +
+		       (size_t)(qp->rq_seen & mask) * qp->rq.entry_size,
+		       qp->rq.entry_size);
+		if (w->num_sge > qp->cap.max_recv_sge)
+			w->num_sge = U32_MAX;	/* fails when used */
+		qp->rq_seen++;
+	}
+}
+
+/*
+ * Make sure receive WQE idx (rq_done <= idx) is in the shadow: read the
+ * ring, or take WQEs from the SRQ in order up to idx.  False when no
+ * receive is posted for it yet (RNR for RC, a drop for UD).
+ */
+bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp)
+{
+	struct mroce_srq *srq;
+
+	if (!qp->ibqp.srq) {
+		mroce_wq_rq_ingest(qp);
+		return idx - qp->rq_done < qp->rq_seen - qp->rq_done;
+	}
+	srq = to_msrq(qp->ibqp.srq);
+	while (idx - qp->rq_done >= qp->rq_seen - qp->rq_done) {
+		if (qp->rq_seen - qp->rq_done >= qp->rq.num_entries)
+			return false;
+		if (!mroce_srq_take(srq, mroce_rq_shadow(qp, qp->rq_seen),
+				    qp->rq.entry_size, dp))
+			return false;
+		qp->rq_seen++;
+	}
+	return true;
+}
+
+/*
+ * Receive WR rq_done completed: cqe carries everything but wr_id, which
+ * comes from the shadow.  Shared by RC and UD.
+ */
+void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
+			bool solicited, struct mroce_dp *dp)
+{
+	cqe->wr_id = mroce_rq_shadow(qp, qp->rq_done)->wr_id;
+	cqe->qp_num = qp->ibqp.qp_num;
+	cqe->port_num = 1;
+	qp->rq_done++;
+	/*
+	 * SRQ WQEs were released when taken (mroce_srq_take()).  Otherwise:
+	 * the WQE was copied out, so its slot is free; publish that before the
+	 * CQE so a consumer that reposts from its poll loop finds room.
+	 */
+	if (!qp->ibqp.srq) {
+		/* Release: the WQE was read before the slot is reused. */
+		smp_store_release(&qp->rq.ctl->consumer, qp->rq_done);
+	}
+	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
+}
+
+/* Complete every posted receive WQE with a flush error. */
+void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp)
+{
+	struct mroce_cqe cqe;
+
+	mroce_wq_rq_ingest(qp);
+	while (qp->rq_done != qp->rq_seen) {
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.status = IB_WC_WR_FLUSH_ERR;
+		cqe.opcode = MROCE_WC_RECV;
+		mroce_wq_recv_done(qp, &cqe, false, dp);
+	}
+}
