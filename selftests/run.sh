@@ -16,8 +16,9 @@ if [ "${1:-}" = --out ]; then
 	shift 2
 fi
 mkdir -p "$out"
-# Passed on to the guest: MROCE_STRESS(_ROUNDS), MROCE_FUZZ_SECONDS,
-# MROCE_FUZZ_SEED, MROCE_FUZZ_NO_ROLLBACK (test_verbs_fuzz.sh), MROCE_TIME_FACTOR (the
+# Passed on to the guest: MROCE_STRESS(_ROUNDS), MROCE_VERBS_FUZZ_SECONDS,
+# MROCE_VERBS_FUZZ_SEED, MROCE_VERBS_FUZZ_NO_ROLLBACK (test_verbs_fuzz.sh;
+# MROCE_FUZZ_SECONDS is the host libFuzzer's), MROCE_TIME_FACTOR (the
 # scale of the tests' time limits, selftests/mroce/lib.sh; the guest's own
 # limit here scales with it), and MROCE_KO, MROCE_KTEST_KO (host paths in
 # this tree: the module to test and the kernel-verbs test module, e.g. ones
@@ -25,7 +26,7 @@ mkdir -p "$out"
 # The kernel: tb's MROCE_TB_KERNEL/MROCE_TB_MODULES/MROCE_TB_APPEND.
 env=()
 for v in MROCE_STRESS MROCE_STRESS_ROUNDS MROCE_TIME_FACTOR \
-	MROCE_FUZZ_SECONDS MROCE_FUZZ_SEED MROCE_FUZZ_NO_ROLLBACK; do
+	MROCE_VERBS_FUZZ_SECONDS MROCE_VERBS_FUZZ_SEED MROCE_VERBS_FUZZ_NO_ROLLBACK; do
 	[ -n "${!v:-}" ] && env+=(--env "$v=${!v}")
 done
 for v in MROCE_KO MROCE_KTEST_KO; do

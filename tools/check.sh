@@ -136,7 +136,7 @@ if [ "$mode" = debug ]; then
 		suite debug-selfcheck "$top/tools/debugkernel/selfcheck.sh"
 		# The verbs fuzzer runs longer where the checkers watch
 		# (test_verbs_fuzz.sh; 60 s in the Debian kernel's run).
-		MROCE_FUZZ_SECONDS=${MROCE_FUZZ_SECONDS:-300} \
+		MROCE_VERBS_FUZZ_SECONDS=${MROCE_VERBS_FUZZ_SECONDS:-300} \
 		MROCE_STRESS=1 suite selftests-debug "$top/selftests/run.sh" --out "$logs/guest-debug" \
 			"${debug_tests[@]}"
 	else

@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # The verbs fuzzer (selftests/mroce/verbs_fuzz.cpp): random create/modify/
 # post/poll/destroy of PD, CQ, MR, QP (RC, UD), SRQ and AH with invalid
-# arguments and corrupted shared rings, for MROCE_FUZZ_SECONDS (60; the
-# debug lane 300).  MROCE_FUZZ_SEED replays a run (the seed is printed);
-# MROCE_FUZZ_NO_ROLLBACK=1 leaves out producer rollback and out-of-range
+# arguments and corrupted shared rings, for MROCE_VERBS_FUZZ_SECONDS (60; the
+# debug lane 300).  MROCE_VERBS_FUZZ_SEED replays a run (the seed is printed);
+# MROCE_VERBS_FUZZ_NO_ROLLBACK=1 leaves out producer rollback and out-of-range
 # producers (the kernel before the ring-index fix loops on them).
 # A kernel report fails the run through the harness.
 . "$(dirname "$0")/lib.sh"
 
 fuzz=$MROCE_BUILD/selftests/mroce_verbs_fuzz
-secs=${MROCE_FUZZ_SECONDS:-60}
+secs=${MROCE_VERBS_FUZZ_SECONDS:-60}
 if [ ! -x "$fuzz" ]; then
 	tb_not_ok "verbs_fuzz" "$fuzz not built (make userspace)"
 	exit 0
@@ -26,7 +26,7 @@ gid=$(tb_wait_gid mroce0)
 check "verbs_fuzz: no live objects before" test -z "$(mroce_live_objects)"
 
 args=(--seconds "$secs" --watchdog "$(mroce_t 60)")
-[ -n "${MROCE_FUZZ_SEED:-}" ] && args+=(--seed "$MROCE_FUZZ_SEED")
+[ -n "${MROCE_VERBS_FUZZ_SEED:-}" ] && args+=(--seed "$MROCE_VERBS_FUZZ_SEED")
 # The program's own watchdog catches a hung verb; this one a hung process.
 timeout "$((secs + $(mroce_t 300)))" "$fuzz" "${args[@]}" mroce0 "$gid" 2>&1 | ktap_relay verbs_fuzz
 rc=${PIPESTATUS[0]}

@@ -11,7 +11,7 @@
 //   --watchdog S    a verb that takes longer than S seconds is a hang
 //                   (default 60): the process reports it and exits 4
 //   --no-rollback   leave out producer indices behind the kernel's or out
-//                   of range (also MROCE_FUZZ_NO_ROLLBACK=1): before the
+//                   of range (also MROCE_VERBS_FUZZ_NO_ROLLBACK=1): before the
 //                   ring-index fix (b099b1b on main) the kernel fell back to
 //                   the completed index for an out-of-range producer while
 //                   reading from the next one, so a forward overrun with
@@ -1225,7 +1225,7 @@ int main(int argc, char **argv)
 	}
 	if (pos.size() != 2)
 		usage();
-	if (const char *e = std::getenv("MROCE_FUZZ_NO_ROLLBACK"); e && *e && std::strcmp(e, "0"))
+	if (const char *e = std::getenv("MROCE_VERBS_FUZZ_NO_ROLLBACK"); e && *e && std::strcmp(e, "0"))
 		g_rollback = false;
 	if (!have_seed)
 		g_seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
