@@ -14,13 +14,8 @@ MROCE_ATTACK=$MROCE_BUILD/selftests/mroce_attack
 ATTACK_UID=65534
 ATTACK_DIR=/tmp/attack
 # group:watchdog seconds; the rolled-back-producer groups last.
-# rq-rollback-rc is not in the default list: on a kernel with the RQ cursor
-# bug it wedged the whole 2-CPU TCG guest (rcu stall in the ring copy on
-# one CPU, no progress on the other) until the testbed's timeout, while
-# rq-rollback-ud reaches the same ring-read code (mroce_wq_rq_ingest) and
-# its hang is detected and survived.  Run it by name.
 groups=(ring:300 ah:120 qp-flood:120 mr-dereg:180 read-inval:180 forge:300
-	sq-rollback-rc:60 rq-rollback-ud:90)
+	sq-rollback-rc:60 rq-rollback-ud:90 rq-rollback-rc:90)
 [ $# -gt 0 ] && groups=("$@")
 
 if [ ! -x "$MROCE_ATTACK" ]; then
