@@ -81,7 +81,9 @@ int MroceEp::place_cb(void *ctx, const mroce_place *pl)
 		return -MROCE_SYN_REM_ACCESS;
 	}
 	uint64_t msg = (pl->va - kVaBase) >> 32;
-	if ((pl->va & 0xffffffffull) || msg != pl->msn ||
+	/* MSNs start at the peer's derived ISN, messages count from 0 */
+	uint32_t msn0 = mroce_isn_start(e->conn_->p.isn_rx, MROCE_ISN_MSN);
+	if ((pl->va & 0xffffffffull) || msg != (uint32_t)(pl->msn - msn0) ||
 	    (uint64_t)pl->offset + pl->len > pl->msg_len) {
 		e->sink_.protocol_error("placement va/msn/bounds mismatch");
 		return -MROCE_SYN_REM_ACCESS;
