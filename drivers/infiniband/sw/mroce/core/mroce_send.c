@@ -454,7 +454,8 @@ static struct mroce_smsg *mroce_smsg_out(struct mroce_conn *c, u32 msn)
  *  - high_psn in [snd_nxt - MROCE_ACK_PSN_HIST, snd_nxt] of the path: it
  *    may lag behind snd_una when the newest packets of the path were
  *    lost, and the answer to a probe of a down path is such an ACK;
- *  - RNR NAK: psn/dsn name a live request packet of message msn;
+ *  - RNR NAK: dsn names an undelivered request segment of message msn
+ *    (its PSN may have left the path's window: declared lost meanwhile);
  *  - fatal NAK: msn outstanding and dsn one of that message's packets
  *    (a message's DSNs are contiguous: [first_dsn, first_dsn + pkts)).
  */
@@ -481,8 +482,7 @@ static bool mroce_ack_valid(struct mroce_conn *c, const struct mroce_path *p,
 		ent = mroce_dsn_ent(c, pkt->dsn);
 		return mroce_dsn_in_flight(c, pkt->dsn) &&
 		       ent->dsn == pkt->dsn && !ent->resp &&
-		       ent->msn == pkt->msn && mroce_smsg_out(c, pkt->msn) &&
-		       pkt->psn - p->snd_una < p->snd_nxt - p->snd_una;
+		       ent->msn == pkt->msn && mroce_smsg_out(c, pkt->msn);
 	}
 	m = mroce_smsg_out(c, pkt->msn);
 	if (!m || (!m->segmented && !m->next_off))
