@@ -31,6 +31,11 @@ void pattern_fill(uint8_t *dst, uint32_t flow, uint32_t msg, uint32_t off,
 
 // ---------------------------------------------------------------- mroce
 
+static uint32_t sim_isn(uint32_t id)
+{
+	return (uint32_t)(((id + 1) * 0x9e3779b97f4a7c15ULL) >> 40);
+}
+
 MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
 		 uint64_t seed)
 	: Endpoint(i, s), conn_(std::make_unique<mroce_conn>()), cfg_(cfg),
@@ -45,6 +50,12 @@ MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
 	p.cwnd_max = 256 * (p.mtu + 64);
 	p.dqpn = i.peer;
 	p.seed = seed;
+	/*
+	 * Nonzero ISNs both ends of a connection agree on: ours is the
+	 * endpoint id's, the peer's its own (the CM's sq_psn/rq_psn).
+	 */
+	p.isn_tx = sim_isn(i.id);
+	p.isn_rx = sim_isn(i.peer);
 	ops_.place = &MroceEp::place_cb;
 	ops_.read_check = &MroceEp::read_check_cb;
 	ops_.atomic = &MroceEp::atomic_cb;
@@ -70,7 +81,9 @@ int MroceEp::place_cb(void *ctx, const mroce_place *pl)
 		return -MROCE_SYN_REM_ACCESS;
 	}
 	uint64_t msg = (pl->va - kVaBase) >> 32;
-	if ((pl->va & 0xffffffffull) || msg != pl->msn ||
+	/* MSNs start at the peer's derived ISN, messages count from 0 */
+	uint32_t msn0 = mroce_isn_start(e->conn_->p.isn_rx, MROCE_ISN_MSN);
+	if ((pl->va & 0xffffffffull) || msg != (uint32_t)(pl->msn - msn0) ||
 	    (uint64_t)pl->offset + pl->len > pl->msg_len) {
 		e->sink_.protocol_error("placement va/msn/bounds mismatch");
 		return -MROCE_SYN_REM_ACCESS;

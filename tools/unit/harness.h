@@ -264,6 +264,30 @@ private:
 	uint64_t seq = 0;
 };
 
+// ISNs (24-bit CM PSNs) whose derived starts are a few hundred below 2^32,
+// so that the sequence spaces wrap during a test.
+constexpr uint32_t kIsnDsnWrap = 0x9fc685;	// DSN start 2^32 - 349
+constexpr uint32_t kIsnMsnWrap = 0x83496a;	// MSN start 2^32 - 246
+constexpr uint32_t kIsnPsn0Wrap = 0xade41f;	// path 0 PSN start 2^32 - 230
+
+// A nonzero ISN per seed: the wrapping ones above, or a pseudo-random one.
+inline uint32_t test_isn(uint64_t seed)
+{
+	static const uint32_t wrap[] = { kIsnDsnWrap, kIsnMsnWrap,
+					 kIsnPsn0Wrap };
+	if (seed % 4 < 3)
+		return wrap[seed % 4];
+	return (uint32_t)((seed * 0x9e3779b97f4a7c15ULL) >> 40) | 1;
+}
+
+// b's ISNs mirror a's: a's tx is b's rx (the CM's sq_psn/rq_psn).
+inline mroce_params mirror_isn(const mroce_params &pa, mroce_params pb)
+{
+	pb.isn_tx = pa.isn_rx;
+	pb.isn_rx = pa.isn_tx;
+	return pb;
+}
+
 // Two endpoints and the channel, driven by discrete events.
 class World {
 public:
@@ -272,7 +296,7 @@ public:
 		: ch(seed)
 	{
 		EXPECT_EQ(ep[0].init(pa, 0), 0);
-		EXPECT_EQ(ep[1].init(pb, 0), 0);
+		EXPECT_EQ(ep[1].init(mirror_isn(pa, pb), 0), 0);
 	}
 
 	static mroce_params params(uint64_t seed, uint32_t paths = 4)
@@ -285,6 +309,8 @@ public:
 		p.cwnd_init = 16 * (p.mtu + 64);
 		p.cwnd_min = p.mtu + 64;
 		p.cwnd_max = 256 * (p.mtu + 64);
+		p.isn_tx = test_isn(seed);
+		p.isn_rx = test_isn(seed + 1);
 		return p;
 	}
 

@@ -85,7 +85,7 @@ struct Pair {
 	{
 		pb.seed = pa.seed + 1;
 		EXPECT_EQ(a.init(pa, 0), 0);
-		EXPECT_EQ(b.init(pb, 0), 0);
+		EXPECT_EQ(b.init(mirror_isn(pa, pb), 0), 0);
 	}
 };
 

@@ -7,6 +7,7 @@
  *
  *   qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks
  *   rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len
+ *   rx_ack_invalid rx_resp_invalid
  *
  * /sys/kernel/debug/mroce/<ibdev>/paths, read-only.  A header line, then
  * one line per live RC connection and logical path:
@@ -76,7 +77,7 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 	u32 state = 0, status = 0, msn_out = 0, resp_len = 0;
 	bool ok;
 
-	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len\n");
+	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len rx_ack_invalid rx_resp_invalid\n");
 	rcu_read_lock();
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		spin_lock_irqsave(&qp->lock, flags);
@@ -91,12 +92,13 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!ok)
 			continue;
-		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u\n",
+		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu\n",
 			   qpn, state == MROCE_CONN_OK ? "ok" : "error", status,
 			   st.tx_data, st.tx_acks, st.tx_probes, st.tx_retx,
 			   st.rx_data, st.rx_acks, st.rx_dup, st.rx_drop,
 			   st.nak_tx, st.nak_rx, st.rnr_rounds, st.completions,
-			   msn_out, resp_len);
+			   msn_out, resp_len, st.rx_ack_invalid,
+			   st.rx_resp_invalid);
 	}
 	rcu_read_unlock();
 	return 0;

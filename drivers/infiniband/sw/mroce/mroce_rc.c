@@ -596,9 +596,18 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 			goto free;
 		}
 	} else if (tx->src == MROCE_SRC_LOCAL_MEM) {
+		/*
+		 * The region was invalidated or deregistered after the READ
+		 * was checked: NAK the READ (remote access error at the
+		 * requester) instead of answering data.
+		 */
 		if (mroce_rc_remote(qp, tx->src_va, tx->src_rkey, buf + hlen,
-				    plen, IB_ACCESS_REMOTE_READ, MROCE_FROM_MR))
-			memset(buf + hlen, 0, plen);	/* invalidated */
+				    plen, IB_ACCESS_REMOTE_READ,
+				    MROCE_FROM_MR)) {
+			mroce_conn_resp_abort(qp->conn, tx,
+					      MROCE_SYN_REM_ACCESS);
+			goto free;
+		}
 	}
 	mroce_pkt_seal(buf, hlen + plen, total);
 	__skb_queue_tail(&dp->txq, skb);
@@ -734,6 +743,17 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	/* min_rnr_timer (an RTR attribute) is the wait our NAKs ask for */
 	p->min_rnr_timer = qp->min_rnr_timer;
 	p->seed = get_random_u64();
+	/*
+	 * The CM's PSNs start every sequence space (our sq_psn is the peer's
+	 * rq_psn); sq_psn arrives with RTS, the core waits for it.
+	 */
+	p->isn_rx = qp->rq_psn & MROCE_ISN_MASK;
+	p->isn_tx = qp->sq_psn & MROCE_ISN_MASK;
+	p->isn_tx_late = !rts;
+	/* rd_atomic 0 would hold every READ forever: one at a time */
+	p->max_rd_atomic = clamp_t(u32, qp->max_rd_atomic, 1, MROCE_MAX_RESP);
+	p->max_dest_rd_atomic = min_t(u32, qp->max_dest_rd_atomic,
+				      MROCE_MAX_RESP);
 }
 
 /*

@@ -32,6 +32,56 @@ void mroce_params_default(struct mroce_params *p)
 	p->cwnd_min = p->mtu + MROCE_WIRE_OVERHEAD;
 	p->cwnd_max = MROCE_PATH_WND * (p->mtu + MROCE_WIRE_OVERHEAD);
 	p->seed = 1;
+	p->max_rd_atomic = MROCE_MAX_RESP;
+	p->max_dest_rd_atomic = MROCE_MAX_RESP;
+}
+
+static u32 mroce_fmix32(u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+u32 mroce_isn_start(u32 isn, u32 space)
+{
+	u32 k = (space & 0xff) << 24;
+
+	return mroce_fmix32(k | (isn & MROCE_ISN_MASK)) - mroce_fmix32(k);
+}
+
+/*
+ * Start our send spaces: DSN and every path's PSN from isn_tx, or, while
+ * isn_tx is not known (RTR, where we may already serve READs), from
+ * isn_rx in the LATE spaces.  Our isn_rx is the peer's sq_psn, which it
+ * knows once it is at RTS, the only state in which it sends the requests
+ * we would answer: it accepts the LATE spaces then (mroce_recv_data()).
+ */
+static void mroce_seq_tx_init(struct mroce_conn *c)
+{
+	bool late = c->p.isn_tx_late;
+	u32 isn = late ? c->p.isn_rx : c->p.isn_tx, i, psn;
+
+	c->snd_dsn_una = mroce_isn_start(isn, late ? MROCE_ISN_DSN_LATE :
+					 MROCE_ISN_DSN);
+	c->snd_dsn_nxt = c->snd_dsn_una;
+	for (i = 0; i < c->p.num_paths; i++) {
+		psn = mroce_isn_start(isn, (late ? MROCE_ISN_PSN_LATE :
+					    MROCE_ISN_PSN) + i);
+		c->path[i].snd_una = psn;
+		c->path[i].snd_nxt = psn;
+		c->path[i].rack_psn = psn;
+	}
+}
+
+static void mroce_seq_msn_init(struct mroce_conn *c)
+{
+	c->msn_una = mroce_isn_start(c->p.isn_tx, MROCE_ISN_MSN);
+	c->msn_seg = c->msn_una;
+	c->msn_nxt = c->msn_una;
 }
 
 static bool mroce_params_ok(const struct mroce_params *p)
@@ -60,15 +110,22 @@ static bool mroce_params_ok(const struct mroce_params *p)
 	if (!p->cwnd_min || p->cwnd_min > p->cwnd_init ||
 	    p->cwnd_init > p->cwnd_max)
 		return false;
+	if ((p->isn_tx | p->isn_rx) & ~MROCE_ISN_MASK)
+		return false;
+	if (!p->max_rd_atomic || p->max_rd_atomic > MROCE_MAX_RESP ||
+	    p->max_dest_rd_atomic > MROCE_MAX_RESP)
+		return false;
 	return true;
 }
 
 int mroce_conn_update(struct mroce_conn *c, const struct mroce_params *p)
 {
 	struct mroce_params n;
+	bool learn;
 
 	if (!c || !p)
 		return MROCE_E_INVAL;
+	learn = c->p.isn_tx_late && !p->isn_tx_late;
 	n = c->p;
 	n.rto_init_ns = p->rto_init_ns;
 	n.rto_max_ns = p->rto_max_ns;
@@ -76,9 +133,23 @@ int mroce_conn_update(struct mroce_conn *c, const struct mroce_params *p)
 	n.retry_budget = p->retry_budget;
 	n.rnr_retry = p->rnr_retry;
 	n.min_rnr_timer = p->min_rnr_timer;
+	n.max_rd_atomic = p->max_rd_atomic;
+	n.max_dest_rd_atomic = p->max_dest_rd_atomic;
+	if (learn) {
+		n.isn_tx = p->isn_tx;
+		n.isn_tx_late = false;
+	}
 	if (!mroce_params_ok(&n))
 		return MROCE_E_INVAL;
 	c->p = n;
+	if (learn) {
+		/* isn_tx just became known: no WR was posted before RTS */
+		if (!c->msn_started)
+			mroce_seq_msn_init(c);
+		/* nothing sent yet: the ordinary spaces, not the LATE ones */
+		if (!c->tx_started)
+			mroce_seq_tx_init(c);
+	}
 	return 0;
 }
 
@@ -95,8 +166,15 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
 	c->ctx = ctx;
 	c->now_ns = now_ns;
 	mroce_prng_seed(&c->rng, p->seed);
-	for (i = 0; i < p->num_paths; i++)
+	for (i = 0; i < p->num_paths; i++) {
 		mroce_path_init(c, i, now_ns);
+		c->path[i].rcv_high = mroce_isn_start(p->isn_rx,
+						      MROCE_ISN_PSN + i);
+	}
+	mroce_seq_tx_init(c);
+	mroce_seq_msn_init(c);
+	c->rcv_dsn_cum = mroce_isn_start(p->isn_rx, MROCE_ISN_DSN);
+	c->rcv_msn_cum = mroce_isn_start(p->isn_rx, MROCE_ISN_MSN);
 	c->next_steer_ns = now_ns + p->steer_ns;
 	return 0;
 }

@@ -40,6 +40,7 @@ extern "C" {
 #define MROCE_MAX_INFLIGHT	4096	/* DSNs in flight per connection */
 #define MROCE_MAX_MSGS		256	/* outstanding messages per direction */
 #define MROCE_MAX_RESP		64	/* READ/ATOMIC responses being sent */
+#define MROCE_ISN_MASK		0x00ffffffu	/* CM PSNs: 24 bits */
 
 /* ------------------------------------------------------------------ */
 /* Return codes: 0 or a negative enum mroce_err.                        */
@@ -207,10 +208,46 @@ struct mroce_params {
 	u32 cwnd_min;		/* CC: floor, bytes (mtu / 4 ... mtu) */
 	u32 cwnd_max;		/* CC: cap, bytes (MROCE_PATH_WND * mtu) */
 	u64 seed;		/* PRNG seed */
+	/*
+	 * Initial sequence numbers (24 bits, the CM's PSNs): isn_tx is ours
+	 * (verbs sq_psn), isn_rx the peer's (verbs rq_psn, the peer's
+	 * sq_psn).  Every sequence space starts at mroce_isn_start() of
+	 * them (0 for ISN 0).  isn_tx_late: isn_tx is not known yet (the QP
+	 * is at RTR); mroce_conn_update() supplies it.  (0, 0, false)
+	 */
+	u32 isn_tx;
+	u32 isn_rx;
+	bool isn_tx_late;
+	/*
+	 * READ/atomic limits (verbs): max_rd_atomic of ours outstanding at
+	 * once (further ones wait), max_dest_rd_atomic of the peer's we
+	 * serve at once, more is NAKed INV_REQ.  1..MROCE_MAX_RESP and
+	 * 0..MROCE_MAX_RESP (MROCE_MAX_RESP, MROCE_MAX_RESP)
+	 */
+	u32 max_rd_atomic;
+	u32 max_dest_rd_atomic;
 };
 
 /* Fill p with the defaults above (dqpn 0, seed 1). */
 void mroce_params_default(struct mroce_params *p);
+
+/* Sequence spaces derived from an ISN (mroce_isn_start()). */
+enum mroce_isn_space {
+	MROCE_ISN_DSN		= 0,	/* a sender's DSNs */
+	MROCE_ISN_MSN		= 1,	/* a requester's MSNs */
+	MROCE_ISN_DSN_LATE	= 2,	/* DSNs sent before isn_tx was known */
+	MROCE_ISN_PSN		= 64,	/* + path: a path's PSNs */
+	MROCE_ISN_PSN_LATE	= 128,	/* + path: before isn_tx was known */
+};
+
+/*
+ * First sequence number of space (enum mroce_isn_space) for a 24-bit
+ * isn: fmix32((space << 24) | isn) - fmix32(space << 24), with fmix32
+ * the MurmurHash3 finaliser (a bijection of u32 with fmix32(0) = 0), so
+ * ISN 0 gives 0 everywhere and distinct ISNs give distinct starts in
+ * every space.  Both ends compute it (Documentation/mroce-protocol.rst).
+ */
+u32 mroce_isn_start(u32 isn, u32 space);
 
 /* ------------------------------------------------------------------ */
 /* Work requests and callbacks.                                        */
@@ -449,6 +486,8 @@ struct mroce_smsg {
 	u32 resp_done;		/* READ bytes placed / atomic received */
 	u64 atomic_orig;
 	u32 first_dsn;		/* DSN of the first packet */
+	u32 resp_base;		/* READ_RESP: DSN of offset 0 */
+	u8 resp_have_base;
 	u8 resp_complete;	/* READ/ATOMIC: whole response received */
 	u8 rnr_rounds;		/* RNR NAK rounds taken so far */
 	u64 rnr_until_ns;	/* end of the current RNR round */
@@ -468,6 +507,9 @@ struct mroce_rmsg {
 	u16 flags;		/* SOLICITED seen */
 	u8 fail_syn;		/* fatal enum mroce_syndrome, NAKed in order */
 	u16 path;		/* path of the latest packet */
+	u8 have_base;
+	u32 base_dsn;		/* DSN of offset 0 (DSNs are contiguous) */
+	u32 dsn, psn;		/* of the latest packet (named by a NAK) */
 	u32 total;
 	u32 placed;
 	u32 rq_seq;
@@ -491,6 +533,8 @@ struct mroce_resp {
 	u32 pkts_acked;
 	u64 orig;
 	u32 pkts_sent;
+	u32 req_dsn;		/* DSN of the request (named by a NAK) */
+	u16 req_path;
 };
 
 struct mroce_conn_stats {
@@ -499,6 +543,8 @@ struct mroce_conn_stats {
 	u64 nak_tx, nak_rx;
 	u64 rnr_rounds;		/* RNR NAK rounds started (requester) */
 	u64 completions;
+	u64 rx_ack_invalid;	/* ACK/NAK naming nothing in flight */
+	u64 rx_resp_invalid;	/* READ/ATOMIC response for no request */
 };
 
 enum mroce_conn_state {
@@ -530,6 +576,9 @@ struct mroce_conn {
 	u32 down_rounds;
 	u64 all_down_since_ns;
 	u64 down_round_due_ns;	/* end of the current all-down probe round */
+	bool tx_started;	/* a DSN was allocated */
+	bool msn_started;	/* a WR was posted */
+	bool rx_started;	/* a data packet was accepted */
 	u32 peer_heard;		/* ACKs that delivered or proved a packet */
 	u32 down_round_heard;	/* peer_heard when the current round began */
 	u64 next_steer_ns;
@@ -567,6 +616,18 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
  * MROCE_E_INVAL (and changes nothing) when the result would be invalid.
  */
 int mroce_conn_update(struct mroce_conn *c, const struct mroce_params *p);
+
+/*
+ * The response being built for tx (a READ_RESP from mroce_conn_tx(),
+ * src MROCE_SRC_LOCAL_MEM) cannot be read: its memory was invalidated or
+ * deregistered after the READ was checked.  The packet must not be sent;
+ * the core NAKs the READ with syn (MROCE_SYN_REM_ACCESS) instead of
+ * answering it and the connection moves to error (as for any access
+ * error the responder detects).  Returns 0, or MROCE_E_NOMSG when tx is
+ * no response of this connection.
+ */
+int mroce_conn_resp_abort(struct mroce_conn *c, const struct mroce_tx *tx,
+			  u8 syn);
 
 /* Queue a WR.  Returns 0, MROCE_E_NOSPC (queue full), MROCE_E_INVAL or
  * MROCE_E_STATE.

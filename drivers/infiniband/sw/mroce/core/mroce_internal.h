@@ -52,6 +52,24 @@ static inline bool mroce_dsn_in_flight(const struct mroce_conn *c, u32 dsn)
 	return dsn - c->snd_dsn_una < c->snd_dsn_nxt - c->snd_dsn_una;
 }
 
+/*
+ * Segmentation, checked by the receiver of a message (request or READ
+ * response) so that "every byte placed" can be counted exactly: every
+ * packet but the last carries mtu bytes at a multiple of mtu, the last
+ * the rest, and the packets of a message have contiguous DSNs (the
+ * packet at offset k * mtu has DSN base + k).  Both ends use the same
+ * path MTU, as IB requires of full-size middle packets.
+ */
+static inline bool mroce_seg_ok(const struct mroce_conn *c, u32 off, u32 len,
+				u32 total)
+{
+	if (off % c->p.mtu)
+		return false;
+	if (!total)
+		return !off && !len;
+	return off < total && len == min_t(u32, c->p.mtu, total - off);
+}
+
 /* mroce_path.c: scheduler, telemetry, steering, up/down. */
 void mroce_path_init(struct mroce_conn *c, u32 i, u64 now);
 int mroce_path_pick(struct mroce_conn *c, u32 wlen);

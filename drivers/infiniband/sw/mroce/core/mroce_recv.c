@@ -167,13 +167,30 @@ static bool mroce_rmsg_consistent(const struct mroce_rmsg *r,
 static int mroce_recv_request(struct mroce_conn *c,
 			      const struct mroce_pkt *pkt)
 {
+	bool data = pkt->ext & (MROCE_EXT_RETH | MROCE_EXT_SETH) &&
+		    pkt->opcode != MROCE_OP_READ_REQ;
+	u32 base = pkt->dsn - pkt->offset / c->p.mtu;
 	struct mroce_rmsg *r;
 	struct mroce_place pl;
 	int ret = 0;
 
 	if (pkt->msn - c->rcv_msn_cum >= MROCE_MAX_MSGS)
 		return MROCE_E_WINDOW;
+	/*
+	 * Completion counts placed bytes: it is exact only if no offset can
+	 * come twice under two DSNs (the DSN dedupe stops the same DSN
+	 * twice).  So a packet is one segment (mroce_seg_ok()) and its DSN
+	 * is the message's base DSN + its segment index; anything else is
+	 * dropped unrecorded.
+	 */
+	if (data && !mroce_seg_ok(c, pkt->offset, pkt->payload_len,
+				  mroce_pkt_msg_len(pkt)))
+		return MROCE_E_BOUNDS;
+	if (!data && (pkt->offset || pkt->payload_len))
+		return MROCE_E_BOUNDS;
 	r = mroce_rmsg_of(c, pkt->msn);
+	if (r->in_use && r->msn == pkt->msn && r->base_dsn != base)
+		return MROCE_E_FIELD;
 	if (!r->in_use) {
 		memset(r, 0, sizeof(*r));
 		r->in_use = 1;
@@ -193,10 +210,14 @@ static int mroce_recv_request(struct mroce_conn *c,
 			r->compare_add = pkt->aeth.compare_add;
 		}
 		r->have_len = 1;
+		r->base_dsn = base;
+		r->have_base = 1;
 	} else if (!mroce_rmsg_consistent(r, pkt)) {
 		r->fail_syn = MROCE_SYN_INV_REQ;
 	}
 	r->path = pkt->path;
+	r->dsn = pkt->dsn;
+	r->psn = pkt->psn;
 	if (pkt->flags & MROCE_F_SOLICITED)
 		r->flags |= MROCE_F_SOLICITED;
 	if (r->fail_syn)
@@ -238,15 +259,17 @@ static int mroce_recv_request(struct mroce_conn *c,
 		r->fail_syn = mroce_syn_of(ret);
 		goto out;
 	}
+	/* each DSN once, one DSN per segment: every byte covered once */
 	r->placed += pkt->payload_len;
-	if (r->placed >= r->total)
+	if (r->placed == r->total)
 		r->done = 1;
 out:
 	return 0;
 }
 
-static void mroce_nak_set(struct mroce_conn *c, u8 syn, u16 path,
-			  const struct mroce_pkt *pkt, u32 msn)
+/* psn/dsn: a packet of message msn (the requester checks it). */
+static void mroce_nak_set(struct mroce_conn *c, u8 syn, u16 path, u32 psn,
+			  u32 dsn, u32 msn)
 {
 	/* a pending fatal NAK is never replaced */
 	if (c->nak_pending && c->nak_syn != MROCE_SYN_RNR)
@@ -254,8 +277,8 @@ static void mroce_nak_set(struct mroce_conn *c, u8 syn, u16 path,
 	c->nak_pending = true;
 	c->nak_syn = syn;
 	c->nak_path = path;
-	c->nak_psn = pkt ? pkt->psn : 0;
-	c->nak_dsn = pkt ? pkt->dsn : 0;
+	c->nak_psn = psn;
+	c->nak_dsn = dsn;
 	c->nak_msn = msn;
 }
 
@@ -273,6 +296,8 @@ static int mroce_resp_push(struct mroce_conn *c, const struct mroce_rmsg *r,
 	s->in_use = 1;
 	s->opcode = opcode;
 	s->msn = r->msn;
+	s->req_dsn = r->dsn;
+	s->req_path = r->path;
 	s->va = r->va;
 	s->rkey = r->rkey;
 	s->orig = orig;
@@ -285,6 +310,25 @@ static int mroce_resp_push(struct mroce_conn *c, const struct mroce_rmsg *r,
 	}
 	c->resp_len++;
 	return 0;
+}
+
+/*
+ * Responses executed but not yet sent in full.  A requester that keeps
+ * max_rd_atomic (<= our max_dest_rd_atomic) READ/atomics outstanding can
+ * never have more: it completes one only after its whole response
+ * arrived, i.e. after we sent all of it.  Sent responses stay cached
+ * until acknowledged, bounded by MROCE_MAX_RESP (we then wait).
+ */
+static u32 mroce_resp_unsent(const struct mroce_conn *c)
+{
+	const struct mroce_resp *s;
+	u32 k, n = 0;
+
+	for (k = 0; k < c->resp_len; k++) {
+		s = &c->resp[(c->resp_head + k) % MROCE_MAX_RESP];
+		n += s->in_use && s->pkts_sent < s->pkts;
+	}
+	return n;
 }
 
 static void mroce_recv_cqe(struct mroce_conn *c, const struct mroce_rmsg *r)
@@ -341,6 +385,11 @@ void mroce_recv_advance(struct mroce_conn *c)
 			case MROCE_OP_READ_REQ:
 				if (c->resp_len >= MROCE_MAX_RESP)
 					return;
+				if (mroce_resp_unsent(c) >=
+				    c->p.max_dest_rd_atomic) {
+					r->fail_syn = MROCE_SYN_INV_REQ;
+					break;
+				}
 				ret = c->ops && c->ops->read_check ?
 				      c->ops->read_check(c->ctx, r->va, r->rkey,
 							 r->total) : 0;
@@ -354,6 +403,11 @@ void mroce_recv_advance(struct mroce_conn *c)
 			case MROCE_OP_FETCH_ADD:
 				if (c->resp_len >= MROCE_MAX_RESP)
 					return;
+				if (mroce_resp_unsent(c) >=
+				    c->p.max_dest_rd_atomic) {
+					r->fail_syn = MROCE_SYN_INV_REQ;
+					break;
+				}
 				orig = 0;
 				ret = c->ops && c->ops->atomic ?
 				      c->ops->atomic(c->ctx,
@@ -386,7 +440,8 @@ void mroce_recv_advance(struct mroce_conn *c)
 			}
 		}
 		if (r->fail_syn) {
-			mroce_nak_set(c, r->fail_syn, r->path, NULL, r->msn);
+			mroce_nak_set(c, r->fail_syn, r->path, r->psn, r->dsn,
+				      r->msn);
 			r->in_use = 0;
 			c->rcv_msn_cum++;
 			mroce_conn_set_error(c, mroce_syn_to_status(r->fail_syn));
@@ -395,6 +450,26 @@ void mroce_recv_advance(struct mroce_conn *c)
 		r->in_use = 0;
 		c->rcv_msn_cum++;
 	}
+}
+
+#define MROCE_RCV_PSN_WND	(1u << 16)
+
+/*
+ * Before anything was received: a peer still at RTR when it answered our
+ * first READ did not know its isn_tx (our isn_rx's counterpart) and used
+ * the LATE spaces of its isn_rx, which is our isn_tx (mroce_conn.c).
+ * Follow it if the packet's DSN is in that window.
+ */
+static void mroce_recv_late(struct mroce_conn *c, u32 dsn)
+{
+	u32 late = mroce_isn_start(c->p.isn_tx, MROCE_ISN_DSN_LATE), i;
+
+	if (dsn - late >= c->p.max_inflight)
+		return;
+	c->rcv_dsn_cum = late;
+	for (i = 0; i < c->p.num_paths; i++)
+		c->path[i].rcv_high = mroce_isn_start(c->p.isn_tx,
+						      MROCE_ISN_PSN_LATE + i);
 }
 
 int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
@@ -417,15 +492,26 @@ int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		return MROCE_E_PAYLOAD;
 	}
 
+	/*
+	 * Windows (Documentation/mroce-protocol.rst, "Acceptance"): DSN in
+	 * [cum - max_inflight, cum + max_inflight) (below cum: a duplicate
+	 * the sender may still resend), PSN within MROCE_RCV_PSN_WND of the
+	 * path's rcv_high.  Everything else is dropped unrecorded: it can
+	 * move no scoreboard.
+	 */
+	if (!c->rx_started && !c->p.isn_tx_late &&
+	    pkt->dsn - c->rcv_dsn_cum >= c->p.max_inflight)
+		mroce_recv_late(c, pkt->dsn);
 	off = pkt->dsn - c->rcv_dsn_cum;
-	if (off >= c->p.max_inflight) {
-		if (!mroce_seq_lt(pkt->dsn, c->rcv_dsn_cum)) {
-			c->st.rx_drop++;
-			return MROCE_E_WINDOW;
-		}
-		goto dup;
+	if ((off >= c->p.max_inflight &&
+	     c->rcv_dsn_cum - pkt->dsn > c->p.max_inflight) ||
+	    pkt->psn - p->rcv_high + MROCE_RCV_PSN_WND >=
+	    2 * MROCE_RCV_PSN_WND) {
+		c->st.rx_drop++;
+		return MROCE_E_WINDOW;
 	}
-	if (mroce_dsn_seen(c, pkt->dsn))
+	c->rx_started = true;
+	if (off >= c->p.max_inflight || mroce_dsn_seen(c, pkt->dsn))
 		goto dup;
 
 	if (pkt->opcode == MROCE_OP_READ_RESP ||
@@ -436,8 +522,10 @@ int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		/* bogus responses are consumed so they are not resent */
 		mroce_dsn_mark(c, pkt->dsn);
 		mroce_recv_note(c, p, pkt, true, now);
-		if (ret)
+		if (ret) {
 			c->st.rx_drop++;
+			c->st.rx_resp_invalid++;
+		}
 		return ret;
 	}
 
@@ -449,7 +537,8 @@ int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	if (ret == 1) {
 		/* not accepted: neither DSN nor PSN recorded */
 		c->st.nak_tx++;
-		mroce_nak_set(c, MROCE_SYN_RNR, pkt->path, pkt, pkt->msn);
+		mroce_nak_set(c, MROCE_SYN_RNR, pkt->path, pkt->psn, pkt->dsn,
+			      pkt->msn);
 		mroce_recv_note(c, p, pkt, false, now);
 		return 0;
 	}
@@ -561,4 +650,25 @@ u64 mroce_recv_next_timer(const struct mroce_conn *c)
 		if (c->path[i].ack_pending)
 			t = min_t(u64, t, c->path[i].ack_due_ns);
 	return t;
+}
+
+int mroce_conn_resp_abort(struct mroce_conn *c, const struct mroce_tx *tx,
+			  u8 syn)
+{
+	struct mroce_resp *s;
+	u32 k;
+
+	if (!c || !tx || tx->pkt.opcode != MROCE_OP_READ_RESP)
+		return MROCE_E_NOMSG;
+	for (k = 0; k < c->resp_len; k++) {
+		s = &c->resp[(c->resp_head + k) % MROCE_MAX_RESP];
+		if (!s->in_use || s->msn != tx->pkt.msn ||
+		    s->opcode != MROCE_OP_READ_RESP)
+			continue;
+		c->st.nak_tx++;
+		mroce_nak_set(c, syn, s->req_path, 0, s->req_dsn, s->msn);
+		mroce_conn_set_error(c, mroce_syn_to_status(syn));
+		return 0;
+	}
+	return MROCE_E_NOMSG;
 }

@@ -95,6 +95,7 @@ int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
 		m->pkts = wr->length ? (wr->length - 1) / c->p.mtu + 1 : 1;
 	m->in_use = 1;
 	c->msn_nxt++;
+	c->msn_started = true;
 	return 0;
 }
 
@@ -361,10 +362,7 @@ static void mroce_send_fatal(struct mroce_conn *c, u32 msn, u32 status)
 	struct mroce_smsg *m;
 	u32 k;
 
-	if (msn - c->msn_una >= c->msn_nxt - c->msn_una) {
-		mroce_conn_set_error(c, status);
-		return;
-	}
+	/* mroce_ack_valid() checked that msn is outstanding */
 	for (k = c->msn_una; k != msn; k++) {
 		m = mroce_smsg_of(c, k);
 		if (m->done)
@@ -435,12 +433,70 @@ static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
 	mroce_retx_queue(c, ent);
 }
 
+/* Is msn one of our messages not completed yet? */
+static struct mroce_smsg *mroce_smsg_out(struct mroce_conn *c, u32 msn)
+{
+	struct mroce_smsg *m = mroce_smsg_of(c, msn);
+
+	if (msn - c->msn_una >= c->msn_nxt - c->msn_una || !m->in_use ||
+	    m->msn != msn || m->done)
+		return NULL;
+	return m;
+}
+
+/*
+ * Acceptance of an ACK or NAK (Documentation/mroce-protocol.rst,
+ * "Acceptance"): it must name what we have in flight, so that only the
+ * peer, which knows our sequence spaces, can act on our state.
+ *  - cum_dsn in [snd_dsn_una, snd_dsn_nxt]; up to max_inflight older is a
+ *    stale ACK overtaken by a newer one (multipath reorders ACKs): its
+ *    cum_dsn is ignored (*cum_ok false), the rest is used;
+ *  - high_psn in [snd_nxt - MROCE_ACK_PSN_HIST, snd_nxt] of the path: it
+ *    may lag behind snd_una when the newest packets of the path were
+ *    lost, and the answer to a probe of a down path is such an ACK;
+ *  - RNR NAK: dsn names an undelivered request segment of message msn
+ *    (its PSN may have left the path's window: declared lost meanwhile);
+ *  - fatal NAK: msn outstanding and dsn one of that message's packets
+ *    (a message's DSNs are contiguous: [first_dsn, first_dsn + pkts)).
+ */
+#define MROCE_ACK_PSN_HIST	(1u << 16)
+
+static bool mroce_ack_valid(struct mroce_conn *c, const struct mroce_path *p,
+			    const struct mroce_pkt *pkt, bool *cum_ok)
+{
+	const struct mroce_ack *a = &pkt->ack;
+	struct mroce_dsn_ent *ent;
+	struct mroce_smsg *m;
+
+	if (a->cum_dsn - c->snd_dsn_una <= c->snd_dsn_nxt - c->snd_dsn_una)
+		*cum_ok = true;
+	else if (c->snd_dsn_una - a->cum_dsn <= c->p.max_inflight)
+		*cum_ok = false;
+	else
+		return false;
+	if (p->snd_nxt - a->high_psn > MROCE_ACK_PSN_HIST)
+		return false;
+	if (a->syndrome == MROCE_SYN_ACK)
+		return true;
+	if (a->syndrome == MROCE_SYN_RNR) {
+		ent = mroce_dsn_ent(c, pkt->dsn);
+		return mroce_dsn_in_flight(c, pkt->dsn) &&
+		       ent->dsn == pkt->dsn && !ent->resp &&
+		       ent->msn == pkt->msn && mroce_smsg_out(c, pkt->msn);
+	}
+	m = mroce_smsg_out(c, pkt->msn);
+	if (!m || (!m->segmented && !m->next_off))
+		return false;
+	return pkt->dsn - m->first_dsn < m->pkts;
+}
+
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 {
 	const struct mroce_ack *a = &pkt->ack;
 	struct mroce_path *p;
 	struct mroce_psn_ent *e;
 	u32 i = pkt->path, psn, d, pkts = 0, bytes = 0, ce = 0, proven;
+	bool cum_ok;
 	u64 rtt;
 
 	if (i >= c->p.num_paths)
@@ -449,10 +505,11 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	c->st.rx_acks++;
 	if (c->state != MROCE_CONN_OK)
 		return MROCE_E_STATE;
-	/* Validate the windows before touching any state. */
-	if (mroce_seq_lt(c->snd_dsn_nxt, a->cum_dsn) ||
-	    mroce_seq_lt(p->snd_nxt, a->high_psn))
+	/* Validate before touching any state. */
+	if (!mroce_ack_valid(c, p, pkt, &cum_ok)) {
+		c->st.rx_ack_invalid++;
 		return MROCE_E_WINDOW;
+	}
 
 	if (a->syndrome == MROCE_SYN_RNR) {
 		c->st.nak_rx++;
@@ -464,7 +521,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	}
 
 	/* Connection-level cumulative DSN. */
-	for (d = c->snd_dsn_una; mroce_seq_lt(d, a->cum_dsn); d++) {
+	for (d = c->snd_dsn_una; cum_ok && mroce_seq_lt(d, a->cum_dsn); d++) {
 		mroce_dsn_deliver(c, d);
 		c->peer_heard++;
 	}
@@ -549,17 +606,27 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 /* READ/ATOMIC response for our WR (after the receiver's DSN checks). */
 int mroce_send_on_resp(struct mroce_conn *c, const struct mroce_pkt *pkt)
 {
-	struct mroce_smsg *m = mroce_smsg_of(c, pkt->msn);
+	struct mroce_smsg *m = mroce_smsg_out(c, pkt->msn);
 	struct mroce_place pl;
+	u32 base;
 	int ret;
 
-	if (pkt->msn - c->msn_una >= c->msn_nxt - c->msn_una ||
-	    !m->in_use || m->msn != pkt->msn || m->done)
+	/* a response to a request we sent, not yet answered */
+	if (!m || !m->segmented)
 		return MROCE_E_NOMSG;
 	if (pkt->opcode == MROCE_OP_READ_RESP) {
 		if (m->wr.op != MROCE_WOP_READ ||
 		    pkt->rresp_len != m->wr.length)
 			return MROCE_E_FIELD;
+		/* the completion rule of mroce_recv_seg_ok(), our side */
+		if (!mroce_seg_ok(c, pkt->offset, pkt->payload_len,
+				  m->wr.length))
+			return MROCE_E_BOUNDS;
+		base = pkt->dsn - pkt->offset / c->p.mtu;
+		if (m->resp_have_base && base != m->resp_base)
+			return MROCE_E_FIELD;
+		m->resp_base = base;
+		m->resp_have_base = 1;
 		if (pkt->payload_len) {
 			memset(&pl, 0, sizeof(pl));
 			pl.kind = MROCE_PLACE_READ_RESP;
@@ -577,12 +644,14 @@ int mroce_send_on_resp(struct mroce_conn *c, const struct mroce_pkt *pkt)
 				return MROCE_E_STATE;
 			}
 		}
+		/* each DSN once (receiver dedupe), one DSN per offset */
 		m->resp_done += pkt->payload_len;
-		if (m->resp_done >= m->wr.length)
+		if (m->resp_done == m->wr.length)
 			m->resp_complete = 1;
 	} else {
-		if (m->wr.op != MROCE_WOP_CMP_SWAP &&
-		    m->wr.op != MROCE_WOP_FETCH_ADD)
+		if ((m->wr.op != MROCE_WOP_CMP_SWAP &&
+		     m->wr.op != MROCE_WOP_FETCH_ADD) || pkt->offset ||
+		    pkt->payload_len)
 			return MROCE_E_FIELD;
 		m->atomic_orig = pkt->atomic_orig;
 		m->resp_complete = 1;
@@ -808,6 +877,7 @@ static struct mroce_dsn_ent *mroce_dsn_new(struct mroce_conn *c, u32 msn,
 	u32 dsn = c->snd_dsn_nxt++;
 	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, dsn);
 
+	c->tx_started = true;
 	memset(ent, 0, sizeof(*ent));
 	ent->dsn = dsn;
 	ent->msn = msn;
@@ -852,6 +922,19 @@ static int mroce_tx_resp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 	return 0;
 }
 
+/* Our READ/atomic requests sent and not answered yet. */
+static u32 mroce_rd_atomic_out(struct mroce_conn *c)
+{
+	const struct mroce_smsg *m;
+	u32 k, n = 0;
+
+	for (k = c->msn_una; k != c->msn_seg; k++) {
+		m = mroce_smsg_of(c, k);
+		n += mroce_wop_needs_resp(m->wr.op) && !m->done;
+	}
+	return n;
+}
+
 static int mroce_tx_req(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 {
 	struct mroce_dsn_ent *ent;
@@ -866,6 +949,9 @@ static int mroce_tx_req(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 			c->msn_seg++;
 			continue;
 		}
+		if (mroce_wop_needs_resp(m->wr.op) &&
+		    mroce_rd_atomic_out(c) >= c->p.max_rd_atomic)
+			return 0;	/* max_rd_atomic: wait for completions */
 		len = mroce_wop_needs_resp(m->wr.op) ? 0 :
 		      min_t(u32, c->p.mtu, m->wr.length - m->next_off);
 		i = mroce_path_pick(c, mroce_wlen(len));
@@ -894,6 +980,20 @@ static int mroce_tx_req(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 	return 0;
 }
 
+/* A response partly segmented (it goes on before anything else). */
+static bool mroce_resp_begun(const struct mroce_conn *c)
+{
+	const struct mroce_resp *r;
+	u32 k;
+
+	for (k = 0; k < c->resp_len; k++) {
+		r = &c->resp[(c->resp_head + k) % MROCE_MAX_RESP];
+		if (r->in_use && r->pkts_sent && r->pkts_sent < r->pkts)
+			return true;
+	}
+	return false;
+}
+
 int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 {
 	if (c->state != MROCE_CONN_OK)
@@ -906,7 +1006,18 @@ int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		return 1;
 	if (c->snd_dsn_nxt - c->snd_dsn_una >= c->p.max_inflight)
 		return 0;
-	return mroce_tx_resp(c, now, tx) || mroce_tx_req(c, now, tx);
+	/*
+	 * The DSNs of one message are contiguous (the receiver's completion
+	 * rule, mroce_recv_request()): a message begun is finished before
+	 * another one, request or response, takes a DSN.
+	 */
+	if (c->msn_seg != c->msn_nxt && mroce_smsg_of(c, c->msn_seg)->next_off)
+		return mroce_tx_req(c, now, tx);
+	if (mroce_tx_resp(c, now, tx))
+		return 1;
+	if (mroce_resp_begun(c))
+		return 0;
+	return mroce_tx_req(c, now, tx);
 }
 
 /* ---------------------------------------------------------------- */
