@@ -109,9 +109,11 @@ fi
 # The debug lane in make check (README, "Debug kernel"): the tests where the
 # checkers find the most (object lifetimes, teardown under live objects and
 # under traffic, the stress set) and that have no throughput-bound clients;
-# make check-debug runs every test.
+# make check-debug runs every test.  test_attack.sh: the use-after-free
+# races it provokes (AH destroyed under a sender, QPs hit during create) are
+# reported only by KASAN.
 DEBUG_TESTS_REDUCED=(test_module.sh test_verbs.sh test_unload_busy.sh test_unload_traffic.sh test_stress.sh
-		     test_verbs_fuzz.sh)
+		     test_verbs_fuzz.sh test_attack.sh)
 debug_tests=()
 if [ "$mode" = all ]; then
 	case "${MROCE_CHECK_DEBUG:-0}" in

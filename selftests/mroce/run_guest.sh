@@ -12,6 +12,9 @@ if [ ${#tests[@]} -eq 0 ]; then
 	# The checker-oriented stress set: about 20 s on the Debian kernel, so
 	# always on; MROCE_STRESS=0 leaves it out.
 	[ "${MROCE_STRESS:-1}" != 0 ] && tests+=(test_stress.sh)
+	# Last: on a kernel where an attack spins in the kernel, the device
+	# stays busy and nothing after it could set up its own.
+	tests+=(test_attack.sh)
 fi
 echo "KTAP version 1"
 echo "# kernel $(uname -r), module $MROCE_KO"
