@@ -316,6 +316,16 @@ void to_init(ibv_qp *qp)
 	must0(ibv_modify_qp(qp, &a, mask), "modify_qp INIT");
 }
 
+/*
+ * A QP's send PSN is a function of its own QPN, so a pair agrees on both
+ * directions (the peer's rq_psn is our sq_psn) without exchanging them, and
+ * the ISNs the driver derives from them are nonzero and differ per QP.
+ */
+uint32_t psn_of(uint32_t qpn)
+{
+	return (qpn * 0x9e3779b1u + 0x123456u) & 0xffffffu;
+}
+
 void to_rts(const Dev &d, ibv_qp *qp, uint32_t dqpn, const RcParams &p = {})
 {
 	to_init(qp);
@@ -325,7 +335,7 @@ void to_rts(const Dev &d, ibv_qp *qp, uint32_t dqpn, const RcParams &p = {})
 	if (qp->qp_type == IBV_QPT_RC) {
 		a.path_mtu = IBV_MTU_1024;
 		a.dest_qp_num = dqpn;
-		a.rq_psn = 0x123456;
+		a.rq_psn = psn_of(dqpn);
 		a.max_dest_rd_atomic = 4;
 		a.min_rnr_timer = p.min_rnr_timer;
 		a.ah_attr.is_global = 1;
@@ -339,7 +349,7 @@ void to_rts(const Dev &d, ibv_qp *qp, uint32_t dqpn, const RcParams &p = {})
 	must0(ibv_modify_qp(qp, &a, mask), "modify_qp RTR");
 	a = ibv_qp_attr{};
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x654321;
+	a.sq_psn = psn_of(qp->qp_num);
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (qp->qp_type == IBV_QPT_RC) {
 		a.timeout = p.timeout;
