@@ -1402,31 +1402,54 @@ std::vector<uint32_t> guesses()
 	return g;
 }
 
+// Sequence numbers one field of a forged packet takes: the fixed guesses,
+// then replays: the first kReplay numbers of the real space of a's
+// connection, which the legit traffic has already used (an attacker that
+// knows the CM's PSNs, so the ISN, and resends what it once saw).
+constexpr uint32_t kReplay = 24;
+
+struct Numbers {
+	uint32_t psn, dsn, msn, rq_seq;	// rq_seq counts SENDs from 0
+};
+
+std::vector<Numbers> forged_numbers(uint32_t isn, uint32_t path)
+{
+	std::vector<Numbers> v;
+	for (uint32_t g : guesses())
+		v.push_back({g, g, g, g});
+	const uint32_t psn0 = mroce_isn_start(isn, MROCE_ISN_PSN + path);
+	const uint32_t dsn0 = mroce_isn_start(isn, MROCE_ISN_DSN);
+	const uint32_t msn0 = mroce_isn_start(isn, MROCE_ISN_MSN);
+	for (uint32_t i = 0; i < kReplay; ++i)
+		v.push_back({psn0 + i, dsn0 + i, msn0 + i, i});
+	return v;
+}
+
 void forge_burst(Forger &f, Forge &s, uint8_t op)
 {
 	std::vector<uint8_t> evil(1024, kEvil);
 	const uint32_t aq = s.x.a->qp_num, bq = s.x.b->qp_num;
 	for (uint32_t path = 0; path < 16; ++path) {
-		for (uint32_t g : guesses()) {
+		for (const Numbers &n : forged_numbers(psn_of(aq), path)) {
 			mroce_pkt p = base_pkt(op, op == MROCE_OP_ACK ? aq : bq);
 			p.path = path;
-			p.psn = g;
-			p.dsn = g;
-			p.msn = g;
+			p.psn = n.psn;
+			p.dsn = n.dsn;
+			p.msn = n.msn;
 			switch (op) {
 			case MROCE_OP_ACK:
 				// A NAK when round is odd (see the caller), else an ACK
-				// of everything up to the guess.  ACKs carry no flags.
+				// of everything up to the number.  ACKs carry no flags.
 				p.flags = 0;
-				p.ack.high_psn = g + 1;
-				p.ack.cum_psn = g + 1;
-				p.ack.cum_dsn = g + 1;
-				p.ack.cmpl_msn = g + 1;
+				p.ack.high_psn = n.psn + 1;
+				p.ack.cum_psn = n.psn + 1;
+				p.ack.cum_dsn = n.dsn + 1;
+				p.ack.cmpl_msn = n.msn + 1;
 				p.ack.syndrome = s.round % 2 ? MROCE_SYN_REM_ACCESS : MROCE_SYN_ACK;
 				p.ack.sack[0] = ~0ull;
 				break;
 			case MROCE_OP_SEND:
-				p.seth.rq_seq = g;
+				p.seth.rq_seq = n.rq_seq;
 				p.seth.length = evil.size();
 				p.payload = evil.data();
 				p.payload_len = evil.size();
@@ -1434,7 +1457,7 @@ void forge_burst(Forger &f, Forge &s, uint8_t op)
 			case MROCE_OP_WRITE:
 				// The attacker knows rkey and address (worst case):
 				// the untouched half, and the start of the legit one.
-				p.reth.va = reinterpret_cast<uint64_t>(&s.target[g % 2 ? Forge::kUntouched : 0]);
+				p.reth.va = reinterpret_cast<uint64_t>(&s.target[n.dsn % 2 ? Forge::kUntouched : 0]);
 				p.reth.rkey = s.target_mr->rkey;
 				p.reth.length = evil.size();
 				p.payload = evil.data();
@@ -1456,7 +1479,7 @@ void group_forge(const Dev &d, const char *hold)
 	Forge s(d);
 	Forger f(d.ip, mroce_port());
 	std::string why = s.traffic(4096);
-	g_ktap.result(why.empty(), "forge: legit traffic before the attack verifies", why);
+	g_ktap.result(why.empty(), "legit traffic before the attack verifies", why);
 	if (!why.empty())
 		return;
 	struct Kind {
@@ -1495,7 +1518,7 @@ void group_forge(const Dev &d, const char *hold)
 			why = s.traffic(4096);
 		}
 		g_ktap.result(why.empty(),
-			      fmt("forged %s (wrong, 0 and guessed numbers) from a UDP socket: connection up, data intact",
+			      fmt("forged %s (wrong, 0, guessed and replayed numbers) from a UDP socket: connection up, data intact",
 				  k.name), why);
 		if (!why.empty()) {
 			diag("after the failure the attacked QPs are left as they are");
