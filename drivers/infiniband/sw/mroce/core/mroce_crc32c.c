@@ -1,32 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * CRC32c (Castagnoli, polynomial 0x82f63b78 reflected)
- * for the packet ICRC, with the usual ~0 init and final xor.
- *
- * In the kernel the library's crc32c() does the work (the SSE4.2 crc32
- * instruction where the CPU has it): the ICRC is computed over every byte
- * of every packet, twice per hop.  Elsewhere (unit tests, fuzzers, the
- * simulator, kernels without CONFIG_LIBCRC32C) a byte-wise table built on
- * first use.  Both give the same
- * result (unit test Pkt.Crc32cKnownAnswer).
+ * CRC32c (Castagnoli, polynomial 0x82f63b78 reflected) for the packet
+ * ICRC, with the usual ~0 init and final xor: a byte-wise table built on
+ * first use.  For the userspace builds of the core (unit tests, fuzzers,
+ * simulator); the kernel module uses the kernel's library instead
+ * (mroce_icrc.c), with the same result (unit test Pkt.Crc32cKnownAnswer).
  */
 #include "mroce_core.h"
 
-#ifdef __KERNEL__
-#include <linux/kconfig.h>
-#if IS_ENABLED(CONFIG_LIBCRC32C)
-#define MROCE_CRC32C_LIB
-#endif
-#endif
-
-#ifdef MROCE_CRC32C_LIB
-#include <linux/crc32c.h>
-
-u32 mroce_crc32c(u32 crc, const u8 *buf, u32 len)
-{
-	return ~crc32c(~crc, buf, len);
-}
-#else
 static u32 mroce_crc32c_tab[256];
 static int mroce_crc32c_ready;
 
@@ -55,4 +36,3 @@ u32 mroce_crc32c(u32 crc, const u8 *buf, u32 len)
 		crc = (crc >> 8) ^ mroce_crc32c_tab[(crc ^ buf[i]) & 0xff];
 	return ~crc;
 }
-#endif
