@@ -179,9 +179,9 @@ int mroce_fuzz_conn(const uint8_t *data, size_t size)
 	prm.num_paths = 1 + in.u8() % 8;
 	prm.max_inflight = 16u << (in.u8() % 5);
 	prm.mtu = 256u << (in.u8() % 3);
-	prm.cwnd_init = 8 * (prm.mtu + 64);
-	prm.cwnd_min = prm.mtu + 64;
-	prm.cwnd_max = 256 * (prm.mtu + 64);
+	prm.cwnd_init = 8 * (prm.mtu + MROCE_PKT_OVERHEAD);
+	prm.cwnd_min = prm.mtu + MROCE_PKT_OVERHEAD;
+	prm.cwnd_max = MROCE_PATH_WND * (prm.mtu + MROCE_PKT_OVERHEAD);
 	prm.seed = in.u8();
 	/*
 	 * ISNs from the seed (no new input byte: the corpus keeps its

@@ -44,10 +44,7 @@ MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
 	mroce_params p;
 	mroce_params_default(&p);
 	p.num_paths = cfg.num_paths;
-	p.mtu = cfg.mtu;
-	p.cwnd_init = 16 * (p.mtu + 64);
-	p.cwnd_min = p.mtu + 64;
-	p.cwnd_max = 256 * (p.mtu + 64);
+	mroce_params_set_mtu(&p, cfg.mtu);
 	p.dqpn = i.peer;
 	p.seed = seed;
 	/*

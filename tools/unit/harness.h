@@ -305,10 +305,7 @@ public:
 		mroce_params_default(&p);
 		p.num_paths = paths;
 		p.seed = seed;
-		p.mtu = 1024;
-		p.cwnd_init = 16 * (p.mtu + 64);
-		p.cwnd_min = p.mtu + 64;
-		p.cwnd_max = 256 * (p.mtu + 64);
+		mroce_params_set_mtu(&p, 1024);
 		p.isn_tx = test_isn(seed);
 		p.isn_rx = test_isn(seed + 1);
 		return p;

@@ -74,7 +74,7 @@ TEST(Hostile, SequenceSpacesStartAtTheIsn)
 	/* b expects what a sends */
 	EXPECT_EQ(b->rcv_dsn_cum, a->snd_dsn_nxt);
 	EXPECT_EQ(b->rcv_msn_cum, a->msn_nxt);
-	EXPECT_EQ(b->path[0].rcv_high, a->path[0].snd_nxt);
+	EXPECT_EQ(b->path[0].rcv_sb.high, a->path[0].snd_nxt);
 	EXPECT_EQ(a->rcv_dsn_cum, b->snd_dsn_nxt);
 	/* ISNs are 24 bits */
 	mroce_params bad = isn_params();
@@ -179,7 +179,7 @@ TEST(Hostile, ForgedRequestsOutsideWindowDropped)
 {
 	Pair pr(isn_params());
 	pr.b.post_recv(4096);
-	uint32_t high = pr.b.conn->path[0].rcv_high;
+	uint32_t high = pr.b.conn->path[0].rcv_sb.high;
 	std::vector<uint8_t> data(64, 0xee);
 	/* what a local attacker sends: every sequence number 0 */
 	for (uint8_t op : { MROCE_OP_SEND, MROCE_OP_WRITE }) {
@@ -205,7 +205,7 @@ TEST(Hostile, ForgedRequestsOutsideWindowDropped)
 	}
 	EXPECT_TRUE(pr.b.placed.empty());
 	EXPECT_TRUE(pr.b.cqes.empty());
-	EXPECT_EQ(pr.b.conn->path[0].rcv_high, high);
+	EXPECT_EQ(pr.b.conn->path[0].rcv_sb.high, high);
 	EXPECT_TRUE(drain(pr.b, 2000).empty());	/* nothing acknowledged */
 	EXPECT_EQ(pr.b.mem[0], 0);
 }

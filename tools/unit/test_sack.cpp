@@ -3,95 +3,138 @@
 // Per-path SACK scoreboard (receiver and sender) and DSN dedupe.
 #include "util.h"
 
-#include "mroce_internal.h"
+#include "mroce_core.h"
 
 using namespace mroce_test;
 
 namespace {
 
-mroce_path fresh_path()
+// A receiver scoreboard expecting PSN `first` (nothing missing before).
+mroce_sack_rx fresh(uint32_t first = 0)
 {
-	mroce_path p;
-	memset(&p, 0, sizeof(p));
-	memset(p.rcv_map, 0xff, sizeof(p.rcv_map));
-	return p;
+	mroce_sack_rx s;
+	memset(&s, 0xa5, sizeof(s));	/* init must set every field */
+	mroce_sack_rx_init(&s, first);
+	return s;
 }
 
-bool bit(const mroce_path &p, uint32_t psn)
+bool bit(const mroce_sack_rx &s, uint32_t psn)
 {
-	uint32_t i = p.rcv_high - 1 - psn;
-	return i < 256 && (p.rcv_map[i / 64] >> (i % 64) & 1);
+	uint32_t i = s.high - 1 - psn;
+	return i < 256 && (s.map[i / 64] >> (i % 64) & 1);
+}
+
+mroce_ack ack_of(const mroce_sack_rx &s)
+{
+	mroce_ack a{};
+	mroce_sack_rx_fill(&s, &a);
+	return a;
 }
 
 }  // namespace
 
 TEST(Scoreboard, InOrder)
 {
-	mroce_path p = fresh_path();
+	mroce_sack_rx s = fresh();
 	for (uint32_t i = 0; i < 10; i++)
-		EXPECT_FALSE(mroce_recv_path_update(&p, i));
-	EXPECT_EQ(p.rcv_high, 10u);
-	EXPECT_EQ(mroce_recv_cum_psn(&p), 10u);
-	EXPECT_TRUE(mroce_recv_path_update(&p, 9));	/* duplicate */
-	EXPECT_TRUE(mroce_recv_path_update(&p, 3));
+		EXPECT_FALSE(mroce_sack_rx_mark(&s, i));
+	EXPECT_EQ(s.high, 10u);
+	EXPECT_EQ(mroce_sack_rx_cum(&s), 10u);
+	EXPECT_TRUE(mroce_sack_rx_mark(&s, 9));	/* duplicate */
+	EXPECT_TRUE(mroce_sack_rx_mark(&s, 3));
 }
 
 TEST(Scoreboard, GapThenFill)
 {
-	mroce_path p = fresh_path();
+	mroce_sack_rx s = fresh();
 	for (uint32_t i : {0u, 1u, 3u, 4u, 7u})
-		EXPECT_FALSE(mroce_recv_path_update(&p, i));
-	EXPECT_EQ(p.rcv_high, 8u);
-	EXPECT_EQ(mroce_recv_cum_psn(&p), 2u);
-	EXPECT_TRUE(bit(p, 3));
-	EXPECT_FALSE(bit(p, 2));
-	EXPECT_FALSE(bit(p, 5));
-	EXPECT_FALSE(bit(p, 6));
-	EXPECT_FALSE(mroce_recv_path_update(&p, 2));
-	EXPECT_EQ(mroce_recv_cum_psn(&p), 5u);
-	EXPECT_FALSE(mroce_recv_path_update(&p, 6));
-	EXPECT_EQ(mroce_recv_cum_psn(&p), 5u);
-	EXPECT_FALSE(mroce_recv_path_update(&p, 5));
-	EXPECT_EQ(mroce_recv_cum_psn(&p), 8u);
+		EXPECT_FALSE(mroce_sack_rx_mark(&s, i));
+	EXPECT_EQ(s.high, 8u);
+	EXPECT_EQ(mroce_sack_rx_cum(&s), 2u);
+	EXPECT_TRUE(bit(s, 3));
+	EXPECT_FALSE(bit(s, 2));
+	EXPECT_FALSE(bit(s, 5));
+	EXPECT_FALSE(bit(s, 6));
+	EXPECT_FALSE(mroce_sack_rx_mark(&s, 2));
+	EXPECT_EQ(mroce_sack_rx_cum(&s), 5u);
+	EXPECT_FALSE(mroce_sack_rx_mark(&s, 6));
+	EXPECT_EQ(mroce_sack_rx_cum(&s), 5u);
+	EXPECT_FALSE(mroce_sack_rx_mark(&s, 5));
+	EXPECT_EQ(mroce_sack_rx_cum(&s), 8u);
 }
 
 TEST(Scoreboard, ShiftAcrossWords)
 {
-	mroce_path p = fresh_path();
-	mroce_recv_path_update(&p, 0);
+	mroce_sack_rx s = fresh();
+	mroce_sack_rx_mark(&s, 0);
 	/* psn 0 must survive shifts of 63, 64, 65 and 100 positions */
 	uint32_t psn = 0;
 	for (uint32_t step : {63u, 1u, 1u, 100u}) {
 		psn += step;
-		mroce_recv_path_update(&p, psn);
-		EXPECT_TRUE(bit(p, 0)) << psn;
-		EXPECT_TRUE(bit(p, psn));
+		mroce_sack_rx_mark(&s, psn);
+		EXPECT_TRUE(bit(s, 0)) << psn;
+		EXPECT_TRUE(bit(s, psn));
 		if (step > 1)
-			EXPECT_FALSE(bit(p, psn - 1)) << psn;
+			EXPECT_FALSE(bit(s, psn - 1)) << psn;
 	}
-	EXPECT_EQ(mroce_recv_cum_psn(&p), 1u);
+	EXPECT_EQ(mroce_sack_rx_cum(&s), 1u);
 }
 
 TEST(Scoreboard, JumpBeyondWindow)
 {
-	mroce_path p = fresh_path();
-	mroce_recv_path_update(&p, 0);
-	mroce_recv_path_update(&p, 300);
-	EXPECT_EQ(p.rcv_high, 301u);
+	mroce_sack_rx s = fresh();
+	mroce_sack_rx_mark(&s, 0);
+	mroce_sack_rx_mark(&s, 300);
+	EXPECT_EQ(s.high, 301u);
 	/* everything older than the window counts as settled */
-	EXPECT_EQ(mroce_recv_cum_psn(&p), 301u - 256u);
-	EXPECT_TRUE(mroce_recv_path_update(&p, 10));	/* left window */
-	EXPECT_FALSE(mroce_recv_path_update(&p, 100));
+	EXPECT_EQ(mroce_sack_rx_cum(&s), 301u - 256u);
+	EXPECT_TRUE(mroce_sack_rx_mark(&s, 10));	/* left window */
+	EXPECT_FALSE(mroce_sack_rx_mark(&s, 100));
 }
 
 TEST(Scoreboard, Wraparound)
 {
-	mroce_path p = fresh_path();
-	p.rcv_high = 0xfffffffeu;
+	mroce_sack_rx s = fresh(0xfffffffeu);
 	for (uint32_t i : {0xfffffffeu, 0xffffffffu, 0u, 1u})
-		EXPECT_FALSE(mroce_recv_path_update(&p, i));
-	EXPECT_EQ(p.rcv_high, 2u);
-	EXPECT_EQ(mroce_recv_cum_psn(&p), 2u);
+		EXPECT_FALSE(mroce_sack_rx_mark(&s, i));
+	EXPECT_EQ(s.high, 2u);
+	EXPECT_EQ(mroce_sack_rx_cum(&s), 2u);
+}
+
+// The sender's reading of an ACK agrees with the receiver's scoreboard.
+TEST(Scoreboard, AckReportsExactlyWhatArrived)
+{
+	for (uint32_t first : {0u, 0x7fffff00u, 0xffffff80u}) {
+		mroce_sack_rx s = fresh(first);
+		std::set<uint32_t> got;
+		for (uint32_t k : {0u, 1u, 2u, 5u, 64u, 65u, 130u, 200u, 250u}) {
+			EXPECT_FALSE(mroce_sack_rx_mark(&s, first + k));
+			got.insert(first + k);
+		}
+		mroce_ack a = ack_of(s);
+		EXPECT_EQ(a.high_psn, first + 251);
+		EXPECT_EQ(a.cum_psn, first + 3);
+		for (uint32_t k = 0; k < 260; k++)
+			EXPECT_EQ(mroce_sack_has(&a, first + k), got.count(first + k) == 1)
+				<< std::hex << first << " + " << std::dec << k;
+		/* before the first PSN: settled; at or above high: not reported */
+		EXPECT_TRUE(mroce_sack_has(&a, first - 1));
+		EXPECT_FALSE(mroce_sack_has(&a, a.high_psn));
+		EXPECT_FALSE(mroce_sack_has(&a, a.high_psn + 1000));
+	}
+}
+
+// Below the bitmap, only the cumulative point can report a PSN.
+TEST(Scoreboard, HasBelowBitmapUsesCumulativePoint)
+{
+	mroce_ack a{};
+	a.high_psn = 1000;
+	a.cum_psn = 500;	/* a forged or stale ACK: cum far below high */
+	EXPECT_TRUE(mroce_sack_has(&a, 499));
+	EXPECT_FALSE(mroce_sack_has(&a, 500));	/* 499 below high - 1: no bit */
+	a.sack[0] = 1;				/* bit 0: high - 1 */
+	EXPECT_TRUE(mroce_sack_has(&a, 999));
+	EXPECT_FALSE(mroce_sack_has(&a, 998));
 }
 
 // Sender: deliver a subset, check the ACK marks exactly those.
@@ -117,7 +160,7 @@ TEST(SenderSack, SelectiveAckMarksOnlyReceived)
 	auto s = pstats(pr.a, 0);
 	EXPECT_EQ(s.delivered_pkts, 5u);
 	EXPECT_EQ(s.lost_pkts, 0u);	/* reorder window not yet over */
-	EXPECT_EQ(s.inflight, 3u * (1024 + 64));
+	EXPECT_EQ(s.inflight, 3u * (1024 + MROCE_PKT_OVERHEAD));
 	/* after srtt + reorder window: exactly 1, 4, 6 are retransmitted */
 	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
 	ASSERT_LT(t, 1 * kMs);

@@ -48,9 +48,9 @@ inline mroce_params one_path_params(uint32_t paths = 1)
 	mroce_params_default(&p);
 	p.num_paths = paths;
 	p.mtu = 1024;
-	p.cwnd_init = 64 * (1024 + 64);
-	p.cwnd_min = 1024 + 64;
-	p.cwnd_max = 256 * (1024 + 64);
+	p.cwnd_init = 64 * (1024 + MROCE_PKT_OVERHEAD);
+	p.cwnd_min = 1024 + MROCE_PKT_OVERHEAD;
+	p.cwnd_max = MROCE_PATH_WND * (1024 + MROCE_PKT_OVERHEAD);
 	return p;
 }
 

@@ -52,12 +52,13 @@
 #define MROCE_PSN_MASK		0xffffff
 
 /*
- * Bytes of each Ethernet frame that are not RDMA payload: IPv6 (40, the
- * larger of the two) + UDP (8) + BTH (12) + room for the MetaRoCE extension
- * headers and ICRC.  The active RDMA MTU is the largest IB MTU that fits
- * the netdev MTU minus this, as with RoCE: 1500 gives 1024.
+ * Bytes of an IP packet that are not RDMA payload, rounded up: IPv6 (40,
+ * the larger of the two) + UDP (8) + the largest header set of a data
+ * packet (base, RETH, SETH, IMETH) + ICRC = 112.  The active RDMA MTU is
+ * the largest IB MTU that fits the netdev MTU minus this, as with RoCE:
+ * 1500 gives 1024.  (Not the core's MROCE_PKT_OVERHEAD, a window charge.)
  */
-#define MROCE_WIRE_OVERHEAD	128
+#define MROCE_FRAME_OVERHEAD	128
 
 #define MROCE_SEND_WQE_HDR	sizeof(struct mroce_send_wqe)
 #define MROCE_RECV_WQE_HDR	sizeof(struct mroce_recv_wqe)

@@ -12,11 +12,17 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 
+#include <mroce/mroce_wire.h>
+
 #include "mroce.h"
 
 enum ib_mtu mroce_mtu_from_netdev(unsigned int mtu)
 {
-	int payload = (int)mtu - MROCE_WIRE_OVERHEAD;
+	int payload = (int)mtu - MROCE_FRAME_OVERHEAD;
+
+	BUILD_BUG_ON(MROCE_FRAME_OVERHEAD < 40 + 8 + MROCE_BTH_SIZE +
+		     MROCE_RETH_SIZE + MROCE_SETH_SIZE + MROCE_IMETH_SIZE +
+		     MROCE_ICRC_SIZE);
 
 	if (payload >= 4096)
 		return IB_MTU_4096;

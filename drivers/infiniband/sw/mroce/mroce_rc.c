@@ -31,9 +31,6 @@
 
 /* Packets built per step before the rest is left to the timer. */
 #define MROCE_TX_BURST		64
-/* Wire bytes per packet besides payload, for the CC window defaults. */
-#define MROCE_CC_OVERHEAD	64
-
 static u64 mroce_now(void)
 {
 	return ktime_get_ns();
@@ -717,10 +714,8 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	p->num_paths = mroce_param_paths();
 	p->target_qdelay_ns = mroce_param_cc_target_ns();
 	p->rto_min_ns = mroce_param_rto_min_ns();
-	p->mtu = mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ? mtu : 1024;
-	p->cwnd_init = 16 * (p->mtu + MROCE_CC_OVERHEAD);
-	p->cwnd_min = p->mtu + MROCE_CC_OVERHEAD;
-	p->cwnd_max = MROCE_PATH_WND * (p->mtu + MROCE_CC_OVERHEAD);
+	mroce_params_set_mtu(p, mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ?
+			     mtu : 1024);
 	p->dqpn = qp->dest_qpn;
 	/*
 	 * The verbs local ACK timeout (4.096 us << timeout, 0: infinite)

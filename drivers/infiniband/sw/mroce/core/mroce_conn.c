@@ -11,7 +11,6 @@ void mroce_params_default(struct mroce_params *p)
 	memset(p, 0, sizeof(*p));
 	p->num_paths = 16;
 	p->max_inflight = 1024;
-	p->mtu = 4096;
 	p->sport_min = 49152;
 	p->sport_max = 65535;
 	p->rto_init_ns = 1000000;
@@ -28,12 +27,18 @@ void mroce_params_default(struct mroce_params *p)
 	p->steer_ns = 1000000;
 	p->steer_factor_pct = 300;
 	p->target_qdelay_ns = 25000;
-	p->cwnd_init = 16 * (p->mtu + MROCE_WIRE_OVERHEAD);
-	p->cwnd_min = p->mtu + MROCE_WIRE_OVERHEAD;
-	p->cwnd_max = MROCE_PATH_WND * (p->mtu + MROCE_WIRE_OVERHEAD);
+	mroce_params_set_mtu(p, 4096);
 	p->seed = 1;
 	p->max_rd_atomic = MROCE_MAX_RESP;
 	p->max_dest_rd_atomic = MROCE_MAX_RESP;
+}
+
+void mroce_params_set_mtu(struct mroce_params *p, u32 mtu)
+{
+	p->mtu = mtu;
+	p->cwnd_init = 16 * (mtu + MROCE_PKT_OVERHEAD);
+	p->cwnd_min = mtu + MROCE_PKT_OVERHEAD;
+	p->cwnd_max = MROCE_PATH_WND * (mtu + MROCE_PKT_OVERHEAD);
 }
 
 static u32 mroce_fmix32(u32 h)
@@ -168,8 +173,8 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
 	mroce_prng_seed(&c->rng, p->seed);
 	for (i = 0; i < p->num_paths; i++) {
 		mroce_path_init(c, i, now_ns);
-		c->path[i].rcv_high = mroce_isn_start(p->isn_rx,
-						      MROCE_ISN_PSN + i);
+		mroce_sack_rx_init(&c->path[i].rcv_sb,
+				   mroce_isn_start(p->isn_rx, MROCE_ISN_PSN + i));
 	}
 	mroce_seq_tx_init(c);
 	mroce_seq_msn_init(c);
@@ -231,7 +236,7 @@ int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
 	if (path >= c->p.num_paths || !out)
 		return MROCE_E_INVAL;
 	*out = c->path[path].st;
-	out->reo_wnd_ns = mroce_path_reo_wnd(c, &c->path[path]);
+	out->reo_wnd_ns = mroce_loss_reo_wnd(c, &c->path[path]);
 	return 0;
 }
 
@@ -262,7 +267,7 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 				&p->win[psn % MROCE_PATH_WND];
 
 			if (e->live) {
-				sum += e->len + MROCE_WIRE_OVERHEAD;
+				sum += e->len + MROCE_PKT_OVERHEAD;
 				live++;
 			}
 		}

@@ -25,6 +25,7 @@
 
 #include "mroce_compat.h"
 #include <mroce/mroce_wire.h>	/* -I include/ (Kbuild, CMake) */
+#include "mroce_sack.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -230,6 +231,19 @@ struct mroce_params {
 
 /* Fill p with the defaults above (dqpn 0, seed 1). */
 void mroce_params_default(struct mroce_params *p);
+
+/*
+ * Bytes a packet is charged in its path's window besides its payload
+ * (headers, roughly): cwnd and inflight count payload + this.
+ */
+#define MROCE_PKT_OVERHEAD	64u
+
+/*
+ * Set p->mtu and the congestion windows that follow from it: cwnd_min one
+ * packet, cwnd_init 16 packets, cwnd_max a full path window
+ * (MROCE_PATH_WND packets).  mroce_params_default() uses it with 4096.
+ */
+void mroce_params_set_mtu(struct mroce_params *p, u32 mtu);
 
 /* Sequence spaces derived from an ISN (mroce_isn_start()). */
 enum mroce_isn_space {
@@ -451,8 +465,7 @@ struct mroce_path {
 	u32 reo_clean;		/* losses since the last spurious one */
 	struct mroce_psn_ent win[MROCE_PATH_WND];
 	/* receiver side */
-	u32 rcv_high;		/* highest PSN received + 1 */
-	u64 rcv_map[MROCE_SACK_WORDS];	/* bit i: rcv_high - 1 - i */
+	struct mroce_sack_rx rcv_sb;	/* PSNs received (mroce_sack.h) */
 	u32 rcv_ce;
 	u32 rcv_unacked;
 	bool ack_pending;

@@ -20,10 +20,9 @@ enum mroce_dsn_state {
 	MROCE_DSN_DELIVERED,
 };
 
-/* Bytes a packet occupies in a path's window: payload + headers. */
-#define MROCE_WIRE_OVERHEAD	64u
 #define MROCE_PPM		1000000u
 #define MROCE_NSEC_PER_USEC	1000u
+#define MROCE_LOSS_G_SHIFT	6	/* loss EWMA gain 1/64 per packet */
 
 static inline struct mroce_dsn_ent *mroce_dsn_ent(struct mroce_conn *c,
 						  u32 dsn)
@@ -52,6 +51,21 @@ static inline bool mroce_dsn_in_flight(const struct mroce_conn *c, u32 dsn)
 	return dsn - c->snd_dsn_una < c->snd_dsn_nxt - c->snd_dsn_una;
 }
 
+/* True when dsn needs no more sending: delivered, or no longer ours. */
+static inline bool mroce_dsn_done(struct mroce_conn *c, u32 dsn)
+{
+	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, dsn);
+
+	return !mroce_dsn_in_flight(c, dsn) || ent->dsn != dsn ||
+	       ent->state == MROCE_DSN_DELIVERED;
+}
+
+/* Bytes a packet of len payload bytes occupies in a path's window. */
+static inline u32 mroce_wlen(u32 len)
+{
+	return len + MROCE_PKT_OVERHEAD;
+}
+
 /*
  * Segmentation, checked by the receiver of a message (request or READ
  * response) so that "every byte placed" can be counted exactly: every
@@ -77,17 +91,25 @@ bool mroce_path_has_room(const struct mroce_conn *c, u32 i, u32 wlen);
 void mroce_path_new_sport(struct mroce_conn *c, u32 i);
 #define MROCE_RTT_SANE_NS	10000000000ULL	/* ignore samples > 10 s */
 
-u64 mroce_path_rto(const struct mroce_conn *c, const struct mroce_path *p);
-u64 mroce_path_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p);
-void mroce_path_lost_note(struct mroce_path *p, u32 psn, bool rto);
-u32 mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
-			const struct mroce_ack *a);
-u64 mroce_down_round_ns(const struct mroce_conn *c);
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now);
 void mroce_path_up(struct mroce_conn *c, u32 i, u64 now);
 void mroce_path_steer(struct mroce_conn *c, u64 now);
 u32 mroce_paths_up(const struct mroce_conn *c);
 u16 mroce_ack_sport(const struct mroce_conn *c, u32 i);
+
+/* mroce_loss.c: loss recovery. */
+u64 mroce_loss_rto(const struct mroce_conn *c, const struct mroce_path *p);
+u64 mroce_loss_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p);
+u64 mroce_loss_down_round_ns(const struct mroce_conn *c);
+void mroce_psn_resolve(struct mroce_path *p, struct mroce_psn_ent *e);
+void mroce_path_advance_una(struct mroce_path *p);
+void mroce_loss_queue_retx(struct mroce_conn *c, struct mroce_dsn_ent *ent);
+void mroce_loss_requeue_path(struct mroce_conn *c, u32 i);
+void mroce_loss_rack(struct mroce_conn *c, u32 i, u64 now);
+u32 mroce_loss_spurious(struct mroce_conn *c, struct mroce_path *p,
+			const struct mroce_ack *a);
+bool mroce_loss_timer(struct mroce_conn *c, u64 now);
+u64 mroce_loss_next_timer(const struct mroce_conn *c);
 
 /* mroce_cc.c: per-path congestion control. */
 void mroce_cc_init(struct mroce_conn *c, struct mroce_path *p);
@@ -100,13 +122,11 @@ void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u64 now);
 void mroce_cc_on_rto(struct mroce_conn *c, struct mroce_path *p);
 
 /* mroce_send.c: sender engine. */
-void mroce_send_reset(struct mroce_conn *c);
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   u64 now);
 int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx);
 void mroce_send_timer(struct mroce_conn *c, u64 now);
 u64 mroce_send_next_timer(const struct mroce_conn *c);
-void mroce_send_requeue_path(struct mroce_conn *c, u32 i);
 int mroce_send_on_resp(struct mroce_conn *c, const struct mroce_pkt *pkt);
 void mroce_send_complete(struct mroce_conn *c);
 
@@ -118,8 +138,6 @@ int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx);
 void mroce_recv_timer(struct mroce_conn *c, u64 now);
 u64 mroce_recv_next_timer(const struct mroce_conn *c);
 void mroce_recv_advance(struct mroce_conn *c);
-u32 mroce_recv_cum_psn(const struct mroce_path *p);
-bool mroce_recv_path_update(struct mroce_path *p, u32 psn);
 
 #ifdef __cplusplus
 }

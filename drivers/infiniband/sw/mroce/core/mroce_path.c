@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * logical paths: source-port entropy, scheduling of new
- * packets, RTO computation, steering of outlier paths and the up/down
- * state machine (Documentation/mroce-protocol.rst, "Paths").
+ * packets, steering of outlier paths and the up/down state machine
+ * (Documentation/mroce-protocol.rst, "Paths").
  * Runs under the connection's serialisation.
  */
 #include "mroce_internal.h"
 
-#define MROCE_BACKOFF_MAX	10
 /* Steering thresholds below which a path is never called an outlier. */
 #define MROCE_STEER_ECN_FLOOR	50000u		/* 5% CE */
 #define MROCE_STEER_LOSS_FLOOR	10000u		/* 1% loss */
@@ -45,8 +44,6 @@ void mroce_path_init(struct mroce_conn *c, u32 i, u64 now)
 	memset(p, 0, sizeof(*p));
 	p->st.state = MROCE_PATH_UP;
 	mroce_cc_init(c, p);
-	/* Receiver: nothing missing before PSN 0. */
-	memset(p->rcv_map, 0xff, sizeof(p->rcv_map));
 	mroce_path_new_sport(c, i);
 }
 
@@ -105,123 +102,13 @@ int mroce_path_pick(struct mroce_conn *c, u32 wlen)
 	return best;
 }
 
-u64 mroce_path_rto(const struct mroce_conn *c, const struct mroce_path *p)
-{
-	u64 rto, cap;
-
-	if (!p->st.srtt_ns)
-		rto = c->p.rto_init_ns;
-	else
-		rto = p->st.srtt_ns + 4 * p->st.rttvar_ns + c->p.ack_delay_ns;
-	if (rto < c->p.rto_min_ns)
-		rto = c->p.rto_min_ns;
-	/*
-	 * rto_max caps the backoff, not the measurement: a path whose RTT
-	 * exceeds rto_max keeps an RTO above its RTT (else every packet on
-	 * it would time out spuriously).
-	 */
-	cap = max_t(u64, c->p.rto_max_ns, rto);
-	rto <<= min_t(u32, p->backoff, MROCE_BACKOFF_MAX);
-	return min_t(u64, rto, cap);
-}
-
-/*
- * RACK reorder window: a quarter of the path's min RTT (at least
- * reo_wnd_min_ns), plus what spurious losses taught (mroce_path_spurious()).
- */
-u64 mroce_path_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p)
-{
-	return max_t(u64, c->p.reo_wnd_min_ns, p->st.min_rtt_ns / 4) +
-	       p->reo_extra_ns;
-}
-
-/* Losses without a spurious one that halve the learned reorder window. */
-#define MROCE_REO_DECAY_LOSSES	16
-
-/* PSN psn of path p was declared lost (rto: by the RTO, else by RACK). */
-void mroce_path_lost_note(struct mroce_path *p, u32 psn, bool rto)
-{
-	struct mroce_lost_ent *l = &p->lost[p->lost_head++ % MROCE_LOST_HIST];
-
-	l->psn = psn;
-	l->rto = rto;
-	l->valid = 1;
-	if (++p->reo_clean >= MROCE_REO_DECAY_LOSSES) {
-		p->reo_clean = 0;
-		p->reo_extra_ns /= 2;
-	}
-}
-
-/*
- * An ACK of path p: a PSN we declared lost that its SACK shows received
- * was only late.  Loss by RACK: double the learned reorder window (from a
- * quarter of min RTT, capped at srtt, as RACK does on DSACK).  Loss by the
- * RTO: counted only, the window cut stands (spec 7.5).  Entries that left
- * the SACK range are dropped unproven.  Returns how many were proven.
- */
-u32 mroce_path_spurious(struct mroce_conn *c, struct mroce_path *p,
-			const struct mroce_ack *a)
-{
-	struct mroce_lost_ent *l;
-	u64 step, cap;
-	u32 k, dist, n = 0;
-
-	for (k = 0; k < MROCE_LOST_HIST; k++) {
-		l = &p->lost[k];
-		if (!l->valid || !mroce_seq_lt(l->psn, a->high_psn))
-			continue;
-		dist = a->high_psn - 1 - l->psn;
-		if (dist >= MROCE_SACK_BITS) {
-			l->valid = 0;
-			continue;
-		}
-		/* received: before the cumulative point, or SACKed */
-		if (!mroce_seq_lt(l->psn, a->cum_psn) &&
-		    !(a->sack[dist / 64] >> (dist % 64) & 1))
-			continue;
-		l->valid = 0;
-		p->st.spurious++;
-		p->reo_clean = 0;
-		n++;
-		if (l->rto)
-			continue;
-		step = max_t(u64, c->p.reo_wnd_min_ns, p->st.min_rtt_ns / 4);
-		cap = max_t(u64, p->st.srtt_ns, step);
-		p->reo_extra_ns = min_t(u64, max_t(u64, 2 * p->reo_extra_ns, step),
-					cap);
-	}
-	return n;
-}
-
-/*
- * Length of an all-paths-down round: probe_ns, or the largest RTO the
- * paths measured (srtt + 4 rttvar) when that is longer, so a peer that
- * answers, only more slowly than probe_ns, is not declared unreachable.
- */
-u64 mroce_down_round_ns(const struct mroce_conn *c)
-{
-	const struct mroce_path *p;
-	u64 t = c->p.probe_ns, r;
-	u32 i;
-
-	for (i = 0; i < c->p.num_paths; i++) {
-		p = &c->path[i];
-		if (!p->st.srtt_ns)
-			continue;
-		r = p->st.srtt_ns + 4 * p->st.rttvar_ns;
-		if (r > t)
-			t = r;
-	}
-	return min_t(u64, t, MROCE_RTT_SANE_NS);
-}
-
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 {
 	struct mroce_path *p = &c->path[i];
 
 	if (p->st.state == MROCE_PATH_DOWN)
 		return;
-	mroce_send_requeue_path(c, i);
+	mroce_loss_requeue_path(c, i);
 	p->st.state = MROCE_PATH_DOWN;
 	p->st.downs++;
 	p->tlp_req = false;
@@ -234,7 +121,7 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 		c->all_down_since_ns = now ? now : 1;
 		c->down_rounds = 0;
 		c->down_round_heard = c->peer_heard;
-		c->down_round_due_ns = now + mroce_down_round_ns(c);
+		c->down_round_due_ns = now + mroce_loss_down_round_ns(c);
 	}
 }
 

@@ -359,7 +359,7 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	return 0;
 }
 
-static void mroce_build_ack(u8 *p, const struct mroce_ack *a)
+static void mroce_pkt_put_ack(u8 *p, const struct mroce_ack *a)
 {
 	u32 i, b;
 
@@ -439,7 +439,7 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 		p += MROCE_ATKETH_SIZE;
 	}
 	if (d->ext & MROCE_EXT_ACKETH) {
-		mroce_build_ack(p, &pkt->ack);
+		mroce_pkt_put_ack(p, &pkt->ack);
 		p += MROCE_ACKETH_SIZE;
 	}
 	if (d->ext & MROCE_EXT_DETH) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * the receiver engine: per-path SACK scoreboards,
+ * the receiver engine: per-path SACK scoreboards (mroce_sack.c),
  * connection-level DSN dedupe, out-of-order placement of requests,
  * in-order completion/execution at the responder and ACK/NAK generation.
  *
@@ -12,85 +12,13 @@
 #include "mroce_internal.h"
 
 
-/* ---------------------------------------------------------------- */
-/* Per-path scoreboard.                                              */
-
-static bool mroce_map_test(const u64 *m, u32 i)
-{
-	return m[i / 64] >> (i % 64) & 1;
-}
-
-static void mroce_map_set(u64 *m, u32 i)
-{
-	m[i / 64] |= 1ULL << (i % 64);
-}
-
-/* Shift the 256-bit map towards higher indexes by k (< 256) bits. */
-static void mroce_map_shift(u64 *m, u32 k)
-{
-	u32 ws = k / 64, bs = k % 64;
-	int i;
-
-	for (i = MROCE_SACK_WORDS - 1; i >= 0; i--) {
-		u64 v = 0;
-
-		if (i >= (int)ws) {
-			v = m[i - ws] << bs;
-			if (bs && i - (int)ws - 1 >= 0)
-				v |= m[i - ws - 1] >> (64 - bs);
-		}
-		m[i] = v;
-	}
-}
-
-/* Record psn; returns true when it had been seen (duplicate). */
-bool mroce_recv_path_update(struct mroce_path *p, u32 psn)
-{
-	u32 d;
-
-	if (mroce_seq_le(p->rcv_high, psn)) {
-		d = psn - p->rcv_high + 1;
-		if (d >= MROCE_SACK_BITS)
-			memset(p->rcv_map, 0, sizeof(p->rcv_map));
-		else
-			mroce_map_shift(p->rcv_map, d);
-		mroce_map_set(p->rcv_map, 0);
-		p->rcv_high = psn + 1;
-		return false;
-	}
-	d = p->rcv_high - 1 - psn;
-	if (d >= MROCE_SACK_BITS)
-		return true;	/* left the window: cannot tell, assume seen */
-	if (mroce_map_test(p->rcv_map, d))
-		return true;
-	mroce_map_set(p->rcv_map, d);
-	return false;
-}
-
-/* Oldest missing PSN of the window, or rcv_high when none is missing. */
-u32 mroce_recv_cum_psn(const struct mroce_path *p)
-{
-	int w, b;
-
-	for (w = MROCE_SACK_WORDS - 1; w >= 0; w--) {
-		u64 miss = ~p->rcv_map[w];
-
-		if (!miss)
-			continue;
-		for (b = 63; b >= 0; b--)
-			if (miss >> b & 1)
-				return p->rcv_high - 1 - (u32)(w * 64 + b);
-	}
-	return p->rcv_high;
-}
-
 static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
 			    const struct mroce_pkt *pkt, bool mark, u64 now)
 {
-	bool gap = pkt->psn != p->rcv_high, dup = false;
+	bool gap = pkt->psn != p->rcv_sb.high, dup = false;
 
 	if (mark)
-		dup = mroce_recv_path_update(p, pkt->psn);
+		dup = mroce_sack_rx_mark(&p->rcv_sb, pkt->psn);
 	p->trig_psn = pkt->psn;
 	p->trig_dsn = pkt->dsn;
 	p->trig_msn = pkt->msn;
@@ -112,19 +40,19 @@ static bool mroce_dsn_seen(const struct mroce_conn *c, u32 dsn)
 {
 	u32 i = dsn & (c->p.max_inflight - 1);
 
-	return mroce_map_test(c->rcv_dsn_map, i);
+	return mroce_bit_test(c->rcv_dsn_map, i);
 }
 
 static void mroce_dsn_mark(struct mroce_conn *c, u32 dsn)
 {
 	u32 mask = c->p.max_inflight - 1, i;
 
-	mroce_map_set(c->rcv_dsn_map, dsn & mask);
+	mroce_bit_set(c->rcv_dsn_map, dsn & mask);
 	for (;;) {
 		i = c->rcv_dsn_cum & mask;
-		if (!mroce_map_test(c->rcv_dsn_map, i))
+		if (!mroce_bit_test(c->rcv_dsn_map, i))
 			break;
-		c->rcv_dsn_map[i / 64] &= ~(1ULL << (i % 64));
+		mroce_bit_clear(c->rcv_dsn_map, i);
 		c->rcv_dsn_cum++;
 	}
 }
@@ -468,8 +396,9 @@ static void mroce_recv_late(struct mroce_conn *c, u32 dsn)
 		return;
 	c->rcv_dsn_cum = late;
 	for (i = 0; i < c->p.num_paths; i++)
-		c->path[i].rcv_high = mroce_isn_start(c->p.isn_tx,
-						      MROCE_ISN_PSN_LATE + i);
+		mroce_sack_rx_init(&c->path[i].rcv_sb,
+				   mroce_isn_start(c->p.isn_tx,
+						   MROCE_ISN_PSN_LATE + i));
 }
 
 int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
@@ -496,7 +425,7 @@ int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	 * Windows (Documentation/mroce-protocol.rst, "Acceptance"): DSN in
 	 * [cum - max_inflight, cum + max_inflight) (below cum: a duplicate
 	 * the sender may still resend), PSN within MROCE_RCV_PSN_WND of the
-	 * path's rcv_high.  Everything else is dropped unrecorded: it can
+	 * path's rcv_sb.high.  Everything else is dropped unrecorded: it can
 	 * move no scoreboard.
 	 */
 	if (!c->rx_started && !c->p.isn_tx_late &&
@@ -505,7 +434,7 @@ int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	off = pkt->dsn - c->rcv_dsn_cum;
 	if ((off >= c->p.max_inflight &&
 	     c->rcv_dsn_cum - pkt->dsn > c->p.max_inflight) ||
-	    pkt->psn - p->rcv_high + MROCE_RCV_PSN_WND >=
+	    pkt->psn - p->rcv_sb.high + MROCE_RCV_PSN_WND >=
 	    2 * MROCE_RCV_PSN_WND) {
 		c->st.rx_drop++;
 		return MROCE_E_WINDOW;
@@ -570,8 +499,8 @@ void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt)
 /* ---------------------------------------------------------------- */
 /* ACK generation.                                                   */
 
-static void mroce_build_ack(struct mroce_conn *c, u32 i, u64 now,
-			    struct mroce_tx *tx)
+static void mroce_recv_build_ack(struct mroce_conn *c, u32 i, u64 now,
+				 struct mroce_tx *tx)
 {
 	struct mroce_path *p = &c->path[i];
 	struct mroce_pkt *pkt = &tx->pkt;
@@ -586,13 +515,11 @@ static void mroce_build_ack(struct mroce_conn *c, u32 i, u64 now,
 	pkt->msn = p->trig_msn;
 	pkt->tx_ts = mroce_ts_us(now);
 	pkt->ext = MROCE_EXT_ACKETH;
-	pkt->ack.high_psn = p->rcv_high;
-	pkt->ack.cum_psn = mroce_recv_cum_psn(p);
+	mroce_sack_rx_fill(&p->rcv_sb, &pkt->ack);
 	pkt->ack.ecn_ce = p->rcv_ce;
 	pkt->ack.echo_ts = p->trig_ts;
 	pkt->ack.cum_dsn = c->rcv_dsn_cum;
 	pkt->ack.cmpl_msn = c->rcv_msn_cum;
-	memcpy(pkt->ack.sack, p->rcv_map, sizeof(pkt->ack.sack));
 	tx->sport = mroce_ack_sport(c, i);
 	c->st.tx_acks++;
 }
@@ -605,7 +532,7 @@ int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 	if (c->nak_pending) {
 		c->nak_pending = false;
 		i = c->nak_path < c->p.num_paths ? c->nak_path : 0;
-		mroce_build_ack(c, i, now, tx);
+		mroce_recv_build_ack(c, i, now, tx);
 		tx->pkt.psn = c->nak_psn;
 		tx->pkt.dsn = c->nak_dsn;
 		tx->pkt.msn = c->nak_msn;
@@ -623,7 +550,7 @@ int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		p->ack_now = false;
 		p->ack_pending = false;
 		p->rcv_unacked = 0;
-		mroce_build_ack(c, i, now, tx);
+		mroce_recv_build_ack(c, i, now, tx);
 		return 1;
 	}
 	return 0;

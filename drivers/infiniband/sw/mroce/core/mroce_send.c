@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * the sender engine: WR segmentation, DSN/PSN bookkeeping,
- * ACK/SACK processing, loss detection (RACK, RTO, TLP), retransmission
- * and in-order completion of our WRs.
+ * ACK/SACK processing, transmission (new data, retransmissions of what
+ * loss recovery queued, tail-loss probes, path probes) and in-order
+ * completion of our WRs.  Loss detection is mroce_loss.c's.
  *
  * State: c->dsn[] (one record per DSN in [snd_dsn_una, snd_dsn_nxt)),
  * every path's win[] (one record per PSN in [snd_una, snd_nxt)),
@@ -11,8 +12,6 @@
  * All of it is protected by the caller's serialisation of the connection.
  */
 #include "mroce_internal.h"
-
-#define MROCE_LOSS_G_SHIFT	6	/* loss EWMA gain 1/64 per packet */
 
 /* RNR timer codes (ACKETH rnr_timer, verbs min_rnr_timer) in microseconds. */
 static const u32 mroce_rnr_wait_us[MROCE_RNR_TIMER_MAX + 1] = {
@@ -47,11 +46,6 @@ static u8 mroce_wop_opcode(u32 op)
 	};
 
 	return op < ARRAY_SIZE(map) ? map[op] : 0;
-}
-
-static u32 mroce_wlen(u32 len)
-{
-	return len + MROCE_WIRE_OVERHEAD;
 }
 
 /* ---------------------------------------------------------------- */
@@ -184,14 +178,6 @@ static void mroce_dsn_deliver(struct mroce_conn *c, u32 dsn)
 		mroce_dsn_mark_delivered(c, ent);
 }
 
-static bool mroce_dsn_done(struct mroce_conn *c, u32 dsn)
-{
-	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, dsn);
-
-	return !mroce_dsn_in_flight(c, dsn) || ent->dsn != dsn ||
-	       ent->state == MROCE_DSN_DELIVERED;
-}
-
 static void mroce_dsn_advance(struct mroce_conn *c)
 {
 	struct mroce_dsn_ent *ent;
@@ -204,121 +190,6 @@ static void mroce_dsn_advance(struct mroce_conn *c)
 		c->snd_dsn_una++;
 	}
 	mroce_resp_pop(c);
-}
-
-static void mroce_retx_queue(struct mroce_conn *c, struct mroce_dsn_ent *ent)
-{
-	u32 mask = c->p.max_inflight - 1;
-
-	ent->state = MROCE_DSN_LOST;
-	if (ent->queued)
-		return;
-	/* At most one entry per DSN in flight: cannot overflow. */
-	c->retxq[(c->retxq_head + c->retxq_len) & mask] = ent->dsn;
-	c->retxq_len++;
-	ent->queued = 1;
-}
-
-static void mroce_psn_resolve(struct mroce_path *p, struct mroce_psn_ent *e)
-{
-	u32 w = mroce_wlen(e->len);
-
-	e->live = 0;
-	p->st.inflight -= min_t(u32, w, p->st.inflight);
-}
-
-static void mroce_path_advance_una(struct mroce_path *p)
-{
-	while (p->snd_una != p->snd_nxt &&
-	       !p->win[p->snd_una % MROCE_PATH_WND].live)
-		p->snd_una++;
-}
-
-static void mroce_psn_lost(struct mroce_conn *c, struct mroce_path *p,
-			   struct mroce_psn_ent *e, u32 psn, bool rto)
-{
-	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, e->dsn);
-
-	mroce_path_lost_note(p, psn, rto);
-	mroce_psn_resolve(p, e);
-	p->st.lost_pkts++;
-	p->steer_samples++;
-	p->st.loss_frac_ppm = p->st.loss_frac_ppm -
-			      (p->st.loss_frac_ppm >> MROCE_LOSS_G_SHIFT) +
-			      (MROCE_PPM >> MROCE_LOSS_G_SHIFT);
-	if (mroce_dsn_in_flight(c, e->dsn) && ent->dsn == e->dsn &&
-	    ent->state == MROCE_DSN_INFLIGHT)
-		mroce_retx_queue(c, ent);
-}
-
-void mroce_send_requeue_path(struct mroce_conn *c, u32 i)
-{
-	struct mroce_path *p = &c->path[i];
-	struct mroce_dsn_ent *ent;
-	struct mroce_psn_ent *e;
-	u32 psn;
-
-	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
-		if (!e->live)
-			continue;
-		mroce_psn_resolve(p, e);
-		ent = mroce_dsn_ent(c, e->dsn);
-		if (mroce_dsn_in_flight(c, e->dsn) && ent->dsn == e->dsn &&
-		    ent->state == MROCE_DSN_INFLIGHT)
-			mroce_retx_queue(c, ent);
-	}
-	p->snd_una = p->snd_nxt;
-	p->st.inflight = 0;
-}
-
-/*
- * RACK: a live packet sent before the newest delivered packet of the same
- * path is lost once srtt + reorder window passed since it was sent.
- */
-static void mroce_rack_detect(struct mroce_conn *c, u32 i, u64 now)
-{
-	struct mroce_path *p = &c->path[i];
-	u64 wait = p->st.srtt_ns + mroce_path_reo_wnd(c, p);
-	struct mroce_psn_ent *e;
-	bool lost = false;
-	u32 psn;
-
-	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
-		if (!e->live)
-			continue;
-		if (mroce_dsn_done(c, e->dsn)) {
-			/* delivered through another path: no signal */
-			mroce_psn_resolve(p, e);
-			continue;
-		}
-		/* sent after the newest delivered one: no evidence yet */
-		if (!mroce_seq_lt(psn, p->rack_psn) || now < e->sent_ns + wait)
-			break;
-		mroce_psn_lost(c, p, e, psn, false);
-		lost = true;
-	}
-	if (lost)
-		mroce_cc_on_loss(c, p, now);
-	mroce_path_advance_una(p);
-}
-
-static u64 mroce_rack_deadline(const struct mroce_conn *c,
-			       const struct mroce_path *p)
-{
-	const struct mroce_psn_ent *e;
-	u32 psn;
-
-	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
-		if (!e->live)
-			continue;
-		if (!mroce_seq_lt(psn, p->rack_psn))
-			return U64_MAX;
-		return e->sent_ns + p->st.srtt_ns + mroce_path_reo_wnd(c, p);
-	}
-	return U64_MAX;
 }
 
 /* ---------------------------------------------------------------- */
@@ -430,7 +301,7 @@ static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
 	ent->rnr_until_ns = until;
 	if (until > c->rnr_until_ns)
 		c->rnr_until_ns = until;
-	mroce_retx_queue(c, ent);
+	mroce_loss_queue_retx(c, ent);
 }
 
 /* Is msn one of our messages not completed yet? */
@@ -528,19 +399,10 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 
 	/* Path-level SACK. */
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		u32 dist;
-		bool got;
-
 		if (!mroce_seq_lt(psn, a->high_psn))
 			break;
 		e = &p->win[psn % MROCE_PATH_WND];
-		if (!e->live)
-			continue;
-		dist = a->high_psn - 1 - psn;
-		got = mroce_seq_lt(psn, a->cum_psn) ||
-		      (dist < MROCE_SACK_BITS &&
-		       (a->sack[dist / 64] >> (dist % 64) & 1));
-		if (!got)
+		if (!e->live || !mroce_sack_has(a, psn))
 			continue;
 		pkts++;
 		bytes += e->len;
@@ -567,7 +429,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		p->ecn_ce_seen = a->ecn_ce;
 	p->ecn_valid = true;
 
-	proven = mroce_path_spurious(c, p, a);
+	proven = mroce_loss_spurious(c, p, a);
 	if (pkts || proven)
 		c->peer_heard++;
 	if (p->st.state == MROCE_PATH_DOWN) {
@@ -597,7 +459,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 			mroce_cc_on_ack(c, p, bytes, pkts, ce, rtt, now);
 	}
 	mroce_path_advance_una(p);
-	mroce_rack_detect(c, i, now);
+	mroce_loss_rack(c, i, now);
 	mroce_dsn_advance(c);
 	mroce_send_complete(c);
 	return 0;
@@ -1023,99 +885,12 @@ int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 /* ---------------------------------------------------------------- */
 /* Timers.                                                           */
 
-static bool mroce_path_oldest(struct mroce_conn *c, struct mroce_path *p,
-			      u64 *sent)
-{
-	struct mroce_psn_ent *e;
-	u32 psn;
-
-	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
-		if (!e->live)
-			continue;
-		if (mroce_dsn_done(c, e->dsn)) {
-			mroce_psn_resolve(p, e);
-			continue;
-		}
-		*sent = e->sent_ns;
-		return true;
-	}
-	return false;
-}
-
-static void mroce_path_rto_fire(struct mroce_conn *c, u32 i, u64 now)
-{
-	struct mroce_path *p = &c->path[i];
-	struct mroce_psn_ent *e;
-	u32 psn;
-
-	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
-		if (e->live)
-			mroce_psn_lost(c, p, e, psn, true);
-	}
-	mroce_path_advance_una(p);
-	p->st.rtos++;
-	p->consec_rto++;
-	p->backoff++;
-	p->tlp_out = false;
-	p->tlp_req = false;
-	p->last_ack_ns = now;	/* restart the timer on what follows */
-	mroce_cc_on_rto(c, p);
-	if (p->consec_rto >= c->p.down_after_rtos)
-		mroce_path_down(c, i, now);
-	else
-		p->rto_retx = true;
-}
-
 void mroce_send_timer(struct mroce_conn *c, u64 now)
 {
-	struct mroce_path *p;
-	u64 sent, base, rto, pto;
-	u32 i;
-
 	if (c->state != MROCE_CONN_OK)
 		return;
-	for (i = 0; i < c->p.num_paths; i++) {
-		p = &c->path[i];
-		if (p->st.state != MROCE_PATH_UP)
-			continue;
-		mroce_rack_detect(c, i, now);
-		if (!mroce_path_oldest(c, p, &sent))
-			continue;
-		base = max_t(u64, sent, p->last_ack_ns);
-		rto = mroce_path_rto(c, p);
-		if (now >= base + rto) {
-			mroce_path_rto_fire(c, i, now);
-			continue;
-		}
-		if (!p->tlp_out && !p->tlp_req && p->st.srtt_ns) {
-			pto = 2 * p->st.srtt_ns + c->p.ack_delay_ns;
-			if (pto < rto && now >= p->last_send_ns + pto)
-				p->tlp_req = true;
-		}
-	}
-	/*
-	 * A round ends probe_ns after the previous one was counted, not at a
-	 * multiple of probe_ns since the outage began: after a stall of the
-	 * host (a late timer) one round is counted and the next gets a full
-	 * probe period in which probes go out and can be answered.
-	 */
-	/*
-	 * A round in which an ACK delivered or proved one of our packets is
-	 * not a failed one: the peer gets our packets, only slower than the
-	 * paths' timers (a deep queue); the probes will bring paths back.
-	 */
-	if (c->all_down_since_ns && !mroce_paths_up(c) &&
-	    now >= c->down_round_due_ns) {
-		if (c->peer_heard == c->down_round_heard &&
-		    ++c->down_rounds > c->p.retry_budget) {
-			mroce_conn_set_error(c, MROCE_ST_RETRY_EXC);
-			return;
-		}
-		c->down_round_heard = c->peer_heard;
-		c->down_round_due_ns = now + mroce_down_round_ns(c);
-	}
+	if (!mroce_loss_timer(c, now))
+		return;
 	if (c->p.num_paths > 1 && now >= c->next_steer_ns) {
 		if (c->snd_dsn_una != c->snd_dsn_nxt)
 			mroce_path_steer(c, now);
@@ -1127,39 +902,11 @@ void mroce_send_timer(struct mroce_conn *c, u64 now)
 
 u64 mroce_send_next_timer(const struct mroce_conn *c)
 {
-	const struct mroce_path *p;
-	const struct mroce_psn_ent *e;
-	u64 t = U64_MAX, base, rto, d;
-	u32 i, psn;
+	u64 t;
 
 	if (c->state != MROCE_CONN_OK)
 		return U64_MAX;
-	for (i = 0; i < c->p.num_paths; i++) {
-		p = &c->path[i];
-		if (p->st.state == MROCE_PATH_DOWN) {
-			t = min_t(u64, t, p->probe_due_ns);
-			continue;
-		}
-		for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-			e = &p->win[psn % MROCE_PATH_WND];
-			if (e->live)
-				break;
-		}
-		if (psn == p->snd_nxt)
-			continue;
-		base = max_t(u64, e->sent_ns, p->last_ack_ns);
-		rto = mroce_path_rto(c, p);
-		t = min_t(u64, t, base + rto);
-		d = mroce_rack_deadline(c, p);
-		t = min_t(u64, t, d);
-		if (!p->tlp_out && !p->tlp_req && p->st.srtt_ns) {
-			d = 2 * p->st.srtt_ns + c->p.ack_delay_ns;
-			if (d < rto)
-				t = min_t(u64, t, p->last_send_ns + d);
-		}
-	}
-	if (c->all_down_since_ns)
-		t = min_t(u64, t, c->down_round_due_ns);
+	t = mroce_loss_next_timer(c);
 	if (c->p.num_paths > 1 && c->snd_dsn_una != c->snd_dsn_nxt)
 		t = min_t(u64, t, c->next_steer_ns);
 	if (c->retxq_len && c->rnr_until_ns > c->now_ns)
