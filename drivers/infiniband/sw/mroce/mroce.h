@@ -449,8 +449,14 @@ struct mroce_qp {
 	 *   RQ slot to read; rq_done: receive WRs completed (published).
 	 */
 	struct mroce_dev *mdev;
-	struct mroce_conn *conn;	/* RC: the protocol core */
+	struct mroce_conn *conn;	/* RC: the protocol core; its ctx is qp */
 	bool conn_live;			/* conn initialised (RTR..ERR) */
+	/*
+	 * RC: the datapath step in progress, for the core's callbacks: set by
+	 * the entry points of mroce_rc.c for the length of one call into the
+	 * core (qp->lock held), NULL otherwise.
+	 */
+	struct mroce_dp *rc_dp;
 	struct hrtimer timer;		/* the core's timers and tx kicks */
 	u32 sq_next, sq_done;
 	void *sq_shadow;

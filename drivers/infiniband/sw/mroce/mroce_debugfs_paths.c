@@ -33,6 +33,7 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 {
 	struct mroce_dev *mdev = s->private;
 	struct mroce_path_stats st;
+	struct mroce_conn_info info;
 	struct mroce_qp *qp;
 	unsigned long qpn, flags;
 	u32 i, n;
@@ -42,7 +43,11 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 	rcu_read_lock();
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		spin_lock_irqsave(&qp->lock, flags);
-		n = (qp->conn_live && qp->conn) ? qp->conn->p.num_paths : 0;
+		n = 0;
+		if (qp->conn_live && qp->conn) {
+			mroce_conn_get_info(qp->conn, &info);
+			n = info.num_paths;
+		}
 		spin_unlock_irqrestore(&qp->lock, flags);
 		for (i = 0; i < n; i++) {
 			spin_lock_irqsave(&qp->lock, flags);
@@ -71,10 +76,9 @@ DEFINE_SHOW_ATTRIBUTE(mroce_paths);
 static int mroce_conns_show(struct seq_file *s, void *unused)
 {
 	struct mroce_dev *mdev = s->private;
-	struct mroce_conn_stats st;
+	struct mroce_conn_info info;
 	struct mroce_qp *qp;
 	unsigned long qpn, flags;
-	u32 state = 0, status = 0, msn_out = 0, resp_len = 0;
 	bool ok;
 
 	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len rx_ack_invalid rx_resp_invalid\n");
@@ -82,23 +86,19 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		spin_lock_irqsave(&qp->lock, flags);
 		ok = qp->conn_live && qp->conn;
-		if (ok) {
-			st = qp->conn->st;
-			state = qp->conn->state;
-			status = qp->conn->err_status;
-			msn_out = qp->conn->msn_nxt - qp->conn->msn_una;
-			resp_len = qp->conn->resp_len;
-		}
+		if (ok)
+			mroce_conn_get_info(qp->conn, &info);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!ok)
 			continue;
 		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu\n",
-			   qpn, state == MROCE_CONN_OK ? "ok" : "error", status,
-			   st.tx_data, st.tx_acks, st.tx_probes, st.tx_retx,
-			   st.rx_data, st.rx_acks, st.rx_dup, st.rx_drop,
-			   st.nak_tx, st.nak_rx, st.rnr_rounds, st.completions,
-			   msn_out, resp_len, st.rx_ack_invalid,
-			   st.rx_resp_invalid);
+			   qpn, info.ok ? "ok" : "error", info.err_status,
+			   info.st.tx_data, info.st.tx_acks, info.st.tx_probes,
+			   info.st.tx_retx, info.st.rx_data, info.st.rx_acks,
+			   info.st.rx_dup, info.st.rx_drop, info.st.nak_tx,
+			   info.st.nak_rx, info.st.rnr_rounds,
+			   info.st.completions, info.msn_out, info.resp_len,
+			   info.st.rx_ack_invalid, info.st.rx_resp_invalid);
 	}
 	rcu_read_unlock();
 	return 0;

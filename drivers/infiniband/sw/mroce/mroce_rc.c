@@ -109,7 +109,7 @@ static u32 mroce_wqe_wc_opcode(u32 wqe_opcode)
 static void mroce_qp_to_error(struct mroce_qp *qp)
 {
 	qp->state = IB_QPS_ERR;
-	if (qp->conn_live && qp->conn->state == MROCE_CONN_OK)
+	if (qp->conn_live && mroce_conn_ok(qp->conn))
 		mroce_conn_set_error(qp->conn, MROCE_ST_WR_FLUSH);
 }
 
@@ -379,13 +379,7 @@ static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 }
 
 /* ------------------------------------------------------------------ */
-/* Core callbacks (ctx is the QP).                                     */
-
-/* The dp of the step in progress, for the callbacks; under qp->lock. */
-struct mroce_rc_ctx {
-	struct mroce_qp *qp;
-	struct mroce_dp *dp;
-};
+/* Core callbacks (ctx is the QP; qp->rc_dp the step in progress).     */
 
 /*
  * A remote access through rkey: the QP must allow it and the region (not
@@ -411,8 +405,7 @@ static int mroce_rc_remote(struct mroce_qp *qp, u64 va, u32 rkey, void *buf,
 
 static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 {
-	struct mroce_rc_ctx *rc = ctx;
-	struct mroce_qp *qp = rc->qp;
+	struct mroce_qp *qp = ctx;
 	struct mroce_send_wqe *sw;
 	struct mroce_recv_wqe *rw;
 	u32 idx;
@@ -422,7 +415,7 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 	switch (pl->kind) {
 	case MROCE_PLACE_SEND:
 		idx = qp->rq_base + pl->rq_seq;
-		if (!mroce_wq_bind(qp, idx, rc->dp))
+		if (!mroce_wq_bind(qp, idx, qp->rc_dp))
 			return -MROCE_SYN_RNR;
 		rw = mroce_rq_shadow(qp, idx);
 		room = mroce_recv_len(rw);
@@ -453,7 +446,7 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 
 static int mroce_rc_read_check(void *ctx, u64 va, u32 rkey, u32 len)
 {
-	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
+	struct mroce_qp *qp = ctx;
 
 	if (!len)
 		return 0;
@@ -464,7 +457,7 @@ static int mroce_rc_read_check(void *ctx, u64 va, u32 rkey, u32 len)
 static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
 			   u64 compare_add, u64 *orig)
 {
-	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
+	struct mroce_qp *qp = ctx;
 	struct mroce_mr *mr;
 	int err;
 
@@ -491,7 +484,7 @@ static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
  */
 static int mroce_rc_invalidate(void *ctx, u32 rkey)
 {
-	struct mroce_qp *qp = ((struct mroce_rc_ctx *)ctx)->qp;
+	struct mroce_qp *qp = ctx;
 
 	if (qp->user)
 		return 0;
@@ -503,8 +496,7 @@ static int mroce_rc_invalidate(void *ctx, u32 rkey)
 
 static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 {
-	struct mroce_rc_ctx *rc = ctx;
-	struct mroce_qp *qp = rc->qp;
+	struct mroce_qp *qp = ctx;
 	struct mroce_send_wqe *w;
 	u32 idx, status = c->status;
 	u64 orig;
@@ -512,7 +504,7 @@ static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 	if (c->kind == MROCE_CQE_RECV) {
 		idx = qp->rq_base + c->rq_seq;
 		/* WRITE_WITH_IMM consumes a WQE that placement never read. */
-		if (idx != qp->rq_done || !mroce_wq_bind(qp, idx, rc->dp)) {
+		if (idx != qp->rq_done || !mroce_wq_bind(qp, idx, qp->rc_dp)) {
 			/* WRITE_IMM without a posted receive. */
 			ibdev_warn_ratelimited(&qp->mdev->ibdev,
 					       "QP %u: no receive WQE for rq_seq %u\n",
@@ -520,7 +512,7 @@ static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 			qp->state = IB_QPS_ERR;
 			return;
 		}
-		mroce_rc_recv_done(qp, idx, status, c, rc->dp);
+		mroce_rc_recv_done(qp, idx, status, c, qp->rc_dp);
 		return;
 	}
 	idx = (u32)c->cookie;
@@ -539,7 +531,7 @@ static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 			  c->op == MROCE_WOP_READ ||
 			  c->op == MROCE_WOP_CMP_SWAP ||
 			  c->op == MROCE_WOP_FETCH_ADD ? c->byte_len : 0,
-			  rc->dp);
+			  qp->rc_dp);
 }
 
 static const struct mroce_conn_ops mroce_rc_ops = {
@@ -632,11 +624,11 @@ static void mroce_rc_pump(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 /* The end of every step: error flushes, new WQEs, transmit. */
 static void mroce_rc_step(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 {
-	if (qp->conn->state == MROCE_CONN_OK && qp->state != IB_QPS_ERR &&
+	if (mroce_conn_ok(qp->conn) && qp->state != IB_QPS_ERR &&
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
 		mroce_rc_sq_ingest(qp, now, dp);
 	/* Also when a WQE just failed in the ingest above. */
-	if (qp->conn->state != MROCE_CONN_OK || qp->state == IB_QPS_ERR) {
+	if (!mroce_conn_ok(qp->conn) || qp->state == IB_QPS_ERR) {
 		mroce_qp_to_error(qp);
 		mroce_rc_sq_ingest(qp, now, dp);
 		mroce_wq_rq_flush(qp, dp);
@@ -651,15 +643,15 @@ static void mroce_rc_step(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 /* The QP's timer fired (softirq, lock held, RCU): the core's timers. */
 void mroce_rc_timer(struct mroce_qp *qp, struct mroce_dp *dp)
 {
-	struct mroce_rc_ctx rc = { .qp = qp, .dp = dp };
 	u64 now;
 
 	if (qp->conn_live) {
 		/* The step flushes both queues in the error state. */
 		now = mroce_now();
-		qp->conn->ctx = &rc;
+		qp->rc_dp = dp;
 		mroce_conn_timer(qp->conn, now);
 		mroce_rc_step(qp, now, dp);
+		qp->rc_dp = NULL;
 	} else if (qp->state == IB_QPS_ERR) {
 		/* Never connected (error from RESET or INIT). */
 		mroce_rc_sq_ingest(qp, 0, dp);
@@ -671,29 +663,29 @@ void mroce_rc_timer(struct mroce_qp *qp, struct mroce_dp *dp)
 void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 		 struct mroce_dp *dp)
 {
-	struct mroce_rc_ctx rc = { .qp = qp, .dp = dp };
 	u64 now = mroce_now();
 	int ret;
 
-	qp->conn->ctx = &rc;
+	qp->rc_dp = dp;
 	ret = mroce_conn_rx(qp->conn, pkt, ce, now);
 	if (ret && ret != MROCE_E_DUP)
 		atomic64_inc(&qp->mdev->stats.rx_rejected);
 	mroce_rc_step(qp, now, dp);
+	qp->rc_dp = NULL;
 }
 
 /* The doorbell: new send WQEs (lock held, RCU). */
 void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp)
 {
-	struct mroce_rc_ctx rc = { .qp = qp, .dp = dp };
 
 	if (!qp->conn_live) {
 		if (qp->state == IB_QPS_ERR)
 			mroce_rc_sq_ingest(qp, 0, dp);
 		return;
 	}
-	qp->conn->ctx = &rc;
+	qp->rc_dp = dp;
 	mroce_rc_step(qp, mroce_now(), dp);
+	qp->rc_dp = NULL;
 }
 
 /*
@@ -759,7 +751,6 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		     enum ib_qp_state next, struct mroce_dp *dp)
 {
-	struct mroce_rc_ctx rc = { .qp = qp, .dp = dp };
 	struct mroce_params p;
 	u64 now = mroce_now();
 
@@ -770,7 +761,7 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 	}
 	if (cur == IB_QPS_INIT && next == IB_QPS_RTR) {
 		mroce_rc_params(qp, &p, false);
-		if (mroce_conn_init(qp->conn, &p, &mroce_rc_ops, &rc, now)) {
+		if (mroce_conn_init(qp->conn, &p, &mroce_rc_ops, qp, now)) {
 			qp->state = IB_QPS_ERR;
 			return;
 		}
@@ -787,16 +778,17 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		WARN_ON_ONCE(mroce_conn_update(qp->conn, &p));
 	}
 	if (next == IB_QPS_ERR) {
-		if (qp->conn_live)
-			qp->conn->ctx = &rc;
+		qp->rc_dp = dp;
 		mroce_qp_to_error(qp);
 		mroce_rc_sq_ingest(qp, now, dp);
 		mroce_wq_rq_flush(qp, dp);
+		qp->rc_dp = NULL;
 		return;
 	}
 	if (qp->conn_live) {
-		qp->conn->ctx = &rc;
+		qp->rc_dp = dp;
 		mroce_rc_step(qp, now, dp);
+		qp->rc_dp = NULL;
 	}
 }
 

@@ -184,6 +184,84 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
 	return 0;
 }
 
+/* Queue a WR (Documentation/mroce-protocol.rst, "Messages"). */
+int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
+		    u64 now_ns)
+{
+	struct mroce_smsg *m;
+	u32 msn, k, reads = 0;
+
+	c->now_ns = now_ns;
+	if (c->state != MROCE_CONN_OK)
+		return MROCE_E_STATE;
+	if (!wr || !mroce_wop_opcode(wr->op) ||
+	    wr->length > MROCE_MAX_MSG_LEN)
+		return MROCE_E_INVAL;
+	if ((wr->op == MROCE_WOP_CMP_SWAP || wr->op == MROCE_WOP_FETCH_ADD) &&
+	    (wr->length != 8 || (wr->remote_va & 7)))
+		return MROCE_E_INVAL;
+	if (c->msn_nxt - c->msn_una >= MROCE_MAX_MSGS)
+		return MROCE_E_NOSPC;
+	if (mroce_wop_needs_resp(wr->op)) {
+		for (k = c->msn_una; k != c->msn_nxt; k++) {
+			m = mroce_smsg_of(c, k);
+			reads += mroce_wop_needs_resp(m->wr.op) && !m->done;
+		}
+		if (reads >= MROCE_MAX_RESP)
+			return MROCE_E_NOSPC;
+	}
+	msn = c->msn_nxt;
+	m = mroce_smsg_of(c, msn);
+	memset(m, 0, sizeof(*m));
+	m->wr = *wr;
+	m->msn = msn;
+	if (mroce_wop_uses_rq(wr->op))
+		m->rq_seq = c->rq_seq_nxt++;
+	if (mroce_wop_needs_resp(wr->op))
+		m->pkts = 1;
+	else
+		m->pkts = wr->length ? (wr->length - 1) / c->p.mtu + 1 : 1;
+	m->in_use = 1;
+	c->msn_nxt++;
+	c->msn_started = true;
+	return 0;
+}
+/*
+ * The connection failed with status (a fatal NAK, RETRY_EXC, a local
+ * error): the first WR not yet complete gets it, the later ones
+ * WR_FLUSH; nothing more is sent or served.
+ */
+void mroce_conn_set_error(struct mroce_conn *c, u32 status)
+{
+	struct mroce_smsg *m;
+	u32 k, i;
+	bool first = true;
+
+	if (c->state == MROCE_CONN_ERROR)
+		return;
+	c->state = MROCE_CONN_ERROR;
+	c->err_status = status ? status : MROCE_ST_WR_FLUSH;
+	for (k = c->msn_una; k != c->msn_nxt; k++) {
+		m = mroce_smsg_of(c, k);
+		if (m->done)
+			continue;
+		m->done = 1;
+		m->status = first && status ? status : MROCE_ST_WR_FLUSH;
+		first = false;
+	}
+	mroce_send_complete(c);
+	/* Nothing more is sent: forget what is in flight. */
+	c->snd_dsn_una = c->snd_dsn_nxt;
+	c->retxq_len = 0;
+	for (i = 0; i < c->p.num_paths; i++) {
+		c->path[i].snd_una = c->path[i].snd_nxt;
+		c->path[i].st.inflight = 0;
+		c->path[i].tlp_req = false;
+	}
+	for (i = 0; i < MROCE_MAX_RESP; i++)
+		c->resp[i].in_use = 0;
+	c->resp_len = 0;
+}
 int mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		  bool ce, u64 now_ns)
 {
@@ -228,6 +306,22 @@ bool mroce_conn_idle(const struct mroce_conn *c)
 {
 	return c->msn_una == c->msn_nxt && c->snd_dsn_una == c->snd_dsn_nxt &&
 	       !c->resp_len;
+}
+
+bool mroce_conn_ok(const struct mroce_conn *c)
+{
+	return c->state == MROCE_CONN_OK;
+}
+
+void mroce_conn_get_info(const struct mroce_conn *c,
+			 struct mroce_conn_info *out)
+{
+	out->st = c->st;
+	out->num_paths = c->p.num_paths;
+	out->ok = c->state == MROCE_CONN_OK;
+	out->err_status = c->err_status;
+	out->msn_out = c->msn_nxt - c->msn_una;
+	out->resp_len = c->resp_len;
 }
 
 int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,

@@ -677,6 +677,22 @@ void mroce_conn_set_error(struct mroce_conn *c, u32 status);
 /* True when every posted WR completed and nothing is in flight. */
 bool mroce_conn_idle(const struct mroce_conn *c);
 
+/* False once the connection failed (mroce_conn_set_error()). */
+bool mroce_conn_ok(const struct mroce_conn *c);
+
+/* What an embedder may show about a connection (debugfs, tools). */
+struct mroce_conn_info {
+	struct mroce_conn_stats st;
+	u32 num_paths;
+	bool ok;		/* see mroce_conn_ok() */
+	u32 err_status;		/* MROCE_ST_* the connection failed with */
+	u32 msn_out;		/* our WRs not yet completed */
+	u32 resp_len;		/* READ/atomic responses being served */
+};
+
+void mroce_conn_get_info(const struct mroce_conn *c,
+			 struct mroce_conn_info *out);
+
 /* Copy per-path telemetry. Returns MROCE_E_INVAL for a bad index. */
 int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
 			  struct mroce_path_stats *out);

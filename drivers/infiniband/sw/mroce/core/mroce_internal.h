@@ -84,6 +84,32 @@ static inline bool mroce_seg_ok(const struct mroce_conn *c, u32 off, u32 len,
 	return off < total && len == min_t(u32, c->p.mtu, total - off);
 }
 
+/* Work request opcodes: responses, receive WQEs, wire opcode (0: none). */
+static inline bool mroce_wop_needs_resp(u32 op)
+{
+	return op == MROCE_WOP_READ || op == MROCE_WOP_CMP_SWAP ||
+	       op == MROCE_WOP_FETCH_ADD;
+}
+static inline bool mroce_wop_uses_rq(u32 op)
+{
+	return op == MROCE_WOP_SEND || op == MROCE_WOP_SEND_IMM ||
+	       op == MROCE_WOP_SEND_INV || op == MROCE_WOP_WRITE_IMM;
+}
+static inline u8 mroce_wop_opcode(u32 op)
+{
+	static const u8 map[] = {
+		[MROCE_WOP_SEND] = MROCE_OP_SEND,
+		[MROCE_WOP_SEND_IMM] = MROCE_OP_SEND_IMM,
+		[MROCE_WOP_SEND_INV] = MROCE_OP_SEND_INV,
+		[MROCE_WOP_WRITE] = MROCE_OP_WRITE,
+		[MROCE_WOP_WRITE_IMM] = MROCE_OP_WRITE_IMM,
+		[MROCE_WOP_READ] = MROCE_OP_READ_REQ,
+		[MROCE_WOP_CMP_SWAP] = MROCE_OP_CMP_SWAP,
+		[MROCE_WOP_FETCH_ADD] = MROCE_OP_FETCH_ADD,
+	};
+
+	return op < ARRAY_SIZE(map) ? map[op] : 0;
+}
 /* mroce_path.c: scheduler, telemetry, steering, up/down. */
 void mroce_path_init(struct mroce_conn *c, u32 i, u64 now);
 int mroce_path_pick(struct mroce_conn *c, u32 wlen);

@@ -20,79 +20,6 @@ static const u32 mroce_rnr_wait_us[MROCE_RNR_TIMER_MAX + 1] = {
 	61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-static bool mroce_wop_needs_resp(u32 op)
-{
-	return op == MROCE_WOP_READ || op == MROCE_WOP_CMP_SWAP ||
-	       op == MROCE_WOP_FETCH_ADD;
-}
-
-static bool mroce_wop_uses_rq(u32 op)
-{
-	return op == MROCE_WOP_SEND || op == MROCE_WOP_SEND_IMM ||
-	       op == MROCE_WOP_SEND_INV || op == MROCE_WOP_WRITE_IMM;
-}
-
-static u8 mroce_wop_opcode(u32 op)
-{
-	static const u8 map[] = {
-		[MROCE_WOP_SEND] = MROCE_OP_SEND,
-		[MROCE_WOP_SEND_IMM] = MROCE_OP_SEND_IMM,
-		[MROCE_WOP_SEND_INV] = MROCE_OP_SEND_INV,
-		[MROCE_WOP_WRITE] = MROCE_OP_WRITE,
-		[MROCE_WOP_WRITE_IMM] = MROCE_OP_WRITE_IMM,
-		[MROCE_WOP_READ] = MROCE_OP_READ_REQ,
-		[MROCE_WOP_CMP_SWAP] = MROCE_OP_CMP_SWAP,
-		[MROCE_WOP_FETCH_ADD] = MROCE_OP_FETCH_ADD,
-	};
-
-	return op < ARRAY_SIZE(map) ? map[op] : 0;
-}
-
-/* ---------------------------------------------------------------- */
-/* Posting.                                                          */
-
-int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
-		    u64 now_ns)
-{
-	struct mroce_smsg *m;
-	u32 msn, k, reads = 0;
-
-	c->now_ns = now_ns;
-	if (c->state != MROCE_CONN_OK)
-		return MROCE_E_STATE;
-	if (!wr || !mroce_wop_opcode(wr->op) ||
-	    wr->length > MROCE_MAX_MSG_LEN)
-		return MROCE_E_INVAL;
-	if ((wr->op == MROCE_WOP_CMP_SWAP || wr->op == MROCE_WOP_FETCH_ADD) &&
-	    (wr->length != 8 || (wr->remote_va & 7)))
-		return MROCE_E_INVAL;
-	if (c->msn_nxt - c->msn_una >= MROCE_MAX_MSGS)
-		return MROCE_E_NOSPC;
-	if (mroce_wop_needs_resp(wr->op)) {
-		for (k = c->msn_una; k != c->msn_nxt; k++) {
-			m = mroce_smsg_of(c, k);
-			reads += mroce_wop_needs_resp(m->wr.op) && !m->done;
-		}
-		if (reads >= MROCE_MAX_RESP)
-			return MROCE_E_NOSPC;
-	}
-	msn = c->msn_nxt;
-	m = mroce_smsg_of(c, msn);
-	memset(m, 0, sizeof(*m));
-	m->wr = *wr;
-	m->msn = msn;
-	if (mroce_wop_uses_rq(wr->op))
-		m->rq_seq = c->rq_seq_nxt++;
-	if (mroce_wop_needs_resp(wr->op))
-		m->pkts = 1;
-	else
-		m->pkts = wr->length ? (wr->length - 1) / c->p.mtu + 1 : 1;
-	m->in_use = 1;
-	c->msn_nxt++;
-	c->msn_started = true;
-	return 0;
-}
-
 /* ---------------------------------------------------------------- */
 /* Delivery, loss and completion bookkeeping.                        */
 
@@ -190,41 +117,6 @@ static void mroce_dsn_advance(struct mroce_conn *c)
 		c->snd_dsn_una++;
 	}
 	mroce_resp_pop(c);
-}
-
-/* ---------------------------------------------------------------- */
-/* Fatal errors.                                                     */
-
-void mroce_conn_set_error(struct mroce_conn *c, u32 status)
-{
-	struct mroce_smsg *m;
-	u32 k, i;
-	bool first = true;
-
-	if (c->state == MROCE_CONN_ERROR)
-		return;
-	c->state = MROCE_CONN_ERROR;
-	c->err_status = status ? status : MROCE_ST_WR_FLUSH;
-	for (k = c->msn_una; k != c->msn_nxt; k++) {
-		m = mroce_smsg_of(c, k);
-		if (m->done)
-			continue;
-		m->done = 1;
-		m->status = first && status ? status : MROCE_ST_WR_FLUSH;
-		first = false;
-	}
-	mroce_send_complete(c);
-	/* Nothing more is sent: forget what is in flight. */
-	c->snd_dsn_una = c->snd_dsn_nxt;
-	c->retxq_len = 0;
-	for (i = 0; i < c->p.num_paths; i++) {
-		c->path[i].snd_una = c->path[i].snd_nxt;
-		c->path[i].st.inflight = 0;
-		c->path[i].tlp_req = false;
-	}
-	for (i = 0; i < MROCE_MAX_RESP; i++)
-		c->resp[i].in_use = 0;
-	c->resp_len = 0;
 }
 
 /* Fatal NAK for our message msn: earlier ones completed at the peer. */
