@@ -182,6 +182,27 @@ void mroce_loss_requeue_path(struct mroce_conn *c, u32 i)
 }
 
 /*
+ * The first packet at or after *psn on path p that is live and not yet
+ * delivered; entries delivered meanwhile through another path are
+ * resolved on the way (no loss signal).  *psn is its PSN; NULL if none.
+ */
+static struct mroce_psn_ent *mroce_path_pending(struct mroce_conn *c,
+						struct mroce_path *p, u32 *psn)
+{
+	struct mroce_psn_ent *e;
+
+	for (; *psn != p->snd_nxt; (*psn)++) {
+		e = &p->win[*psn % MROCE_PATH_WND];
+		if (!e->live)
+			continue;
+		if (!mroce_dsn_done(c, e->dsn))
+			return e;
+		mroce_psn_resolve(p, e);
+	}
+	return NULL;
+}
+
+/*
  * RACK: a live packet sent before the newest delivered packet of the same
  * path is lost once srtt + reorder window passed since it was sent.
  */
@@ -191,17 +212,9 @@ void mroce_loss_rack(struct mroce_conn *c, u32 i, u64 now)
 	u64 wait = p->st.srtt_ns + mroce_loss_reo_wnd(c, p);
 	struct mroce_psn_ent *e;
 	bool lost = false;
-	u32 psn;
+	u32 psn = p->snd_una;
 
-	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
-		if (!e->live)
-			continue;
-		if (mroce_dsn_done(c, e->dsn)) {
-			/* delivered through another path: no signal */
-			mroce_psn_resolve(p, e);
-			continue;
-		}
+	for (; (e = mroce_path_pending(c, p, &psn)); psn++) {
 		/* sent after the newest delivered one: no evidence yet */
 		if (!mroce_seq_lt(psn, p->rack_psn) || now < e->sent_ns + wait)
 			break;
@@ -275,21 +288,12 @@ u32 mroce_loss_spurious(struct mroce_conn *c, struct mroce_path *p,
 static bool mroce_path_oldest(struct mroce_conn *c, struct mroce_path *p,
 			      u64 *sent)
 {
-	struct mroce_psn_ent *e;
-	u32 psn;
+	u32 psn = p->snd_una;
+	struct mroce_psn_ent *e = mroce_path_pending(c, p, &psn);
 
-	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
-		if (!e->live)
-			continue;
-		if (mroce_dsn_done(c, e->dsn)) {
-			mroce_psn_resolve(p, e);
-			continue;
-		}
+	if (e)
 		*sent = e->sent_ns;
-		return true;
-	}
-	return false;
+	return e;
 }
 
 static void mroce_loss_rto_fire(struct mroce_conn *c, u32 i, u64 now)
