@@ -81,7 +81,12 @@ sleep 1
 $A timeout "$(mroce_t 30)" ibv_rc_pingpong -d mroce_a -g "$ga" -n 1000000 -s 65536 \
 	10.12.0.2 >/dev/null 2>&1 &
 cpid=$!
-sleep "$(mroce_t 3)"
+# Kill the server only once data flows (pingpong's TCP handshake can take
+# seconds on a loaded TCG host): a connection of mroce_a with tx_data > 100.
+for ((i = 0; i < $(mroce_t 30) * 10; i++)); do
+	awk 'NR > 1 && $4 > 100 { f = 1 } END { exit !f }' "$MROCE_DEBUGFS/mroce_a/conns" && break
+	sleep 0.1
+done
 kill -KILL $spid 2>/dev/null
 wait $spid 2>/dev/null
 sleep "$(mroce_t 2)"
