@@ -72,16 +72,18 @@ done
 # A peer that vanishes mid-transfer: the server is killed while the client
 # streams, so the client's packets (retransmissions included) reach a
 # destroyed QP.  They count as rx_stale_qp on mroce_b, never as rx_no_qp.
+# The client must have WRITEs in flight when the server dies: a streaming
+# ib_write_bw, not a ping-pong, which between exchanges has nothing unacked.
 cnt() { awk -v n="$2" '$1 == n {print $2}' "$MROCE_DEBUGFS/$1/counters"; }
 stale0=$(cnt mroce_b rx_stale_qp)
 noqp0=$(cnt mroce_b rx_no_qp)
-$B ibv_rc_pingpong -d mroce_b -g "$gb" -n 1000000 -s 65536 >/dev/null 2>&1 &
+$B ib_write_bw -d mroce_b -x "$gb" -s 65536 -D 120 -F >/dev/null 2>&1 &
 spid=$!
 sleep 1
-$A timeout "$(mroce_t 30)" ibv_rc_pingpong -d mroce_a -g "$ga" -n 1000000 -s 65536 \
+$A timeout "$(mroce_t 60)" ib_write_bw -d mroce_a -x "$ga" -s 65536 -D 120 -F \
 	10.12.0.2 >/dev/null 2>&1 &
 cpid=$!
-# Kill the server only once data flows (pingpong's TCP handshake can take
+# Kill the server only once data flows (the TCP exchange before it can take
 # seconds on a loaded TCG host): a connection of mroce_a with tx_data > 100.
 for ((i = 0; i < $(mroce_t 30) * 10; i++)); do
 	awk 'NR > 1 && $4 > 100 { f = 1 } END { exit !f }' "$MROCE_DEBUGFS/mroce_a/conns" && break
