@@ -94,10 +94,10 @@ bench: all
 
 # Long fuzzing run of the packet parser and the ACK/SACK engine (seconds
 # per target); crashers land in build/fuzz/crashes (copy them into
-# tools/fuzz/regressions/ and the unit tests replay them).
+# tests/fuzz/regressions/ and the unit tests replay them).
 FUZZ_SECONDS ?= 600
 fuzz: setup
-	@$(TOP)/tools/fuzz/run.sh $(FUZZ_SECONDS)
+	@$(TOP)/tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	-@[ -e "$(KDIR)/Makefile" ] && $(MAKE) -C $(KDIR) M=$(MODDIR) clean >/dev/null

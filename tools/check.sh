@@ -94,8 +94,8 @@ ctest_ktap() {
 if [ "$mode" = all ] || [ "$mode" = host ]; then
 	suite ctest ctest_ktap
 	suite checkpatch "$top/tools/checkpatch.sh"
-	if [ -x "$top/tools/fuzz/run.sh" ]; then
-		suite fuzz-short "$top/tools/fuzz/run.sh" "${MROCE_FUZZ_SECONDS:-15}"
+	if [ -x "$top/tests/fuzz/run.sh" ]; then
+		suite fuzz-short "$top/tests/fuzz/run.sh" "${MROCE_FUZZ_SECONDS:-15}"
 	fi
 fi
 if [ "$mode" = all ] || [ "$mode" = guest ]; then

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-# End-to-end integrity and error paths with tools/verify/mroce_verify: both
+# End-to-end integrity and error paths with mroce_verify (verify.cpp): both
 # ends of RC connections between mroce_a (ns_a) and mroce_b (ns_b), every
 # byte checked, lossless and then through netem loss and reordering.
 . "$(dirname "$0")/lib.sh"
 
-VERIFY=$MROCE_BUILD/tools/verify/mroce_verify
+VERIFY=$MROCE_BUILD/selftests/mroce_verify
 mroce_load
 tb_netns_pair
 ip netns exec ns_a rdma link add mroce_a type mroce netdev va

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# The testbed's own tests (tb selftest).  KTAP; the last line is
+# The testbed's own tests (tb selftest): run on the host, each boots guests
+# running the scripts beside this one.  KTAP; the last line is
 # "N passed, N failed".
 set -u
-tb=$(cd "$(dirname "$0")/.." && pwd)/tb
+tb=$(cd "$(dirname "$0")/../.." && pwd)/tools/testbed/tb
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/tb-selftest.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -186,7 +186,7 @@ int mroce_fuzz_conn(const uint8_t *data, size_t size)
 	/*
 	 * ISNs from the seed (no new input byte: the corpus keeps its
 	 * meaning): zero, or ones whose DSN/MSN/PSN starts are just below
-	 * 2^32, so that the spaces wrap (tools/unit/harness.h).
+	 * 2^32, so that the spaces wrap (tests/unit/harness.h).
 	 */
 	static const uint32_t isns[] = { 0, 0x9fc685, 0x83496a, 0xade41f };
 	prm.isn_tx = isns[prm.seed % 4];

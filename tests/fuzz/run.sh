@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# tools/fuzz/run.sh [SECONDS] - build the libFuzzer targets of the protocol
+# tests/fuzz/run.sh [SECONDS] - build the libFuzzer targets of the protocol
 # core with clang (-fsanitize=fuzzer,address,undefined) and run each for
 # SECONDS (default 20).  Working corpora live in $BUILD/fuzz (seeded from
-# tools/fuzz/corpus/<target>); crashers are written to $BUILD/fuzz/crashes
-# and make the script fail: copy each into tools/fuzz/regressions/ as
+# tests/fuzz/corpus/<target>); crashers are written to $BUILD/fuzz/crashes
+# and make the script fail: copy each into tests/fuzz/regressions/ as
 # <target>-<name> so the unit tests replay it forever.
 #   --build-only   build, do not run
 set -euo pipefail

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
-// Replays every fuzzer input kept in the tree: tools/fuzz/regressions/
+// Replays every fuzzer input kept in the tree: tests/fuzz/regressions/
 // (crashers found so far, named <target>-<id>) and the seed corpora.  A
 // property violation aborts the test binary, so a regression fails ctest.
 #include <gtest/gtest.h>
