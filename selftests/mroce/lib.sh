@@ -75,6 +75,45 @@ mroce_unload() {
 	rmmod rdma_mroce
 }
 
+# mroce_link_setup [-n NETNS] IBDEV NETDEV [PEER ADDR]: the setup a test
+# starts with.  Loads the module (mroce_load); with PEER, creates the veth
+# pair NETDEV-PEER (ADDR/24 on NETDEV, both ends up); adds the mroce device
+# IBDEV on NETDEV (in NETNS with -n, where NETDEV must then be) and waits
+# for its RoCE v2 IPv4-mapped GID.  Prints the GID's index:
+#   gid=$(mroce_link_setup mroce0 m0 m1 10.13.0.1)
+#   ga=$(mroce_link_setup -n ns_a mroce_a va)      (after tb_netns_pair)
+# Returns non-zero at the first step that fails, named on stderr.
+mroce_link_setup() {
+	local ns=() gid
+	if [ "${1:-}" = -n ]; then
+		ns=(ip netns exec "$2")
+		shift 2
+	fi
+	local ibdev=$1 netdev=$2 peer=${3:-} addr=${4:-}
+	if ! mroce_load; then
+		echo "# mroce_link_setup: loading $MROCE_KO failed" >&2
+		return 1
+	fi
+	if [ -n "$peer" ]; then
+		if ! "${ns[@]}" ip link add "$netdev" type veth peer name "$peer" ||
+		   ! "${ns[@]}" ip addr add "$addr/24" dev "$netdev" ||
+		   ! "${ns[@]}" ip link set "$netdev" up ||
+		   ! "${ns[@]}" ip link set "$peer" up; then
+			echo "# mroce_link_setup: veth $netdev-$peer ($addr) failed" >&2
+			return 1
+		fi
+	fi
+	if ! "${ns[@]}" rdma link add "$ibdev" type mroce netdev "$netdev"; then
+		echo "# mroce_link_setup: rdma link add $ibdev on $netdev failed" >&2
+		return 1
+	fi
+	if ! gid=$(tb_wait_gid "$ibdev"); then
+		echo "# mroce_link_setup: $ibdev has no RoCE v2 IPv4 GID" >&2
+		return 1
+	fi
+	echo "$gid"
+}
+
 # mroce_live_objects: print "name value" for every live verbs object count
 # that is not zero (empty output: nothing alive).
 mroce_live_objects() {

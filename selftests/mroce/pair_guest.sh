@@ -24,9 +24,7 @@ tests=(
 	"ib_write_bw -R (rdma_cm)|ib_write_bw -p 18611 -s 65536 -n 200 -F -R|ib_write_bw -p 18611 -s 65536 -n 200 -F -R"
 )
 
-mroce_load
-rdma link add mroce0 type mroce netdev eth0
-gid=$(tb_wait_gid mroce0)
+gid=$(mroce_link_setup mroce0 eth0)
 # Device and GID arguments differ by tool family.
 dev_args() {
 	case $1 in

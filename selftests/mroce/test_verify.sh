@@ -6,12 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 
 VERIFY=$MROCE_BUILD/selftests/mroce_verify
-mroce_load
 tb_netns_pair
-ip netns exec ns_a rdma link add mroce_a type mroce netdev va
-ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
-ga=$(tb_wait_gid mroce_a)
-gb=$(tb_wait_gid mroce_b)
+ga=$(mroce_link_setup -n ns_a mroce_a va)
+gb=$(mroce_link_setup -n ns_b mroce_b vb)
 
 # run_verify NAME ARGS...: the tool's KTAP lines become diagnostics, its
 # exit status one result.

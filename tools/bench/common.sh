@@ -6,12 +6,10 @@
 . /mroce/selftests/mroce/lib.sh
 
 bench_devices() {
-	mroce_load || return 1
 	modprobe -a rdma_rxe crc32_generic 2>/dev/null
 	rdma link add rxe0 type rxe netdev eth0 || return 1
-	rdma link add mroce0 type mroce netdev eth0 || return 1
+	GID_MROCE=$(mroce_link_setup mroce0 eth0) || return 1
 	GID_RXE=$(tb_wait_gid rxe0) || return 1
-	GID_MROCE=$(tb_wait_gid mroce0) || return 1
 }
 
 # cpu_busy: busy jiffies (USER_HZ) of the whole guest since boot.

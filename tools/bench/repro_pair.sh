@@ -12,9 +12,7 @@
 # <epoch>" lines between them; DIR/b/paths.timeline the receiver's),
 # DIR/{a,b}/counters.* the device counters after each test.
 . /mroce/tools/bench/common.sh
-mroce_load || exit 1
-rdma link add mroce0 type mroce netdev eth0 || exit 1
-G=$(tb_wait_gid mroce0) || exit 1
+G=$(mroce_link_setup mroce0 eth0) || exit 1
 rc=0
 if [ "$MROCE_ROLE" = b ]; then
 	(
