@@ -17,7 +17,7 @@
 # without reporting a failure counts as one failure of its own.  The last
 # line is "N passed, N failed" (skips are reported on the line before).
 # Logs: build/check/*.log.
-set -u
+set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-all}
 logs=$top/build/check

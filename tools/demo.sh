@@ -5,7 +5,7 @@
 # network namespace and show it through libibverbs and iproute2's rdma tool;
 # then the headline: goodput at 1% loss, mroce against rxe, two guests.
 # Run by `make demo` after the build.
-set -u
+set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/demo
 mkdir -p "$out"

@@ -4,6 +4,27 @@
 # selftests/mroce/lib.sh - helpers for the mroce guest selftests.  Sources
 # the testbed's guest library (tools/testbed/guest/lib.sh) for the KTAP
 # emitters tb_ok/tb_not_ok/tb_skip and the tb_* topology helpers.
+#
+# Shell policy, for every script in selftests/, tests/ and tools/ (each
+# states it on its own `set` line, after its header):
+#   set -uo pipefail   scripts that report results: the KTAP test scripts
+#                      and their guest halves, the runners (run.sh,
+#                      run_guest.sh, tools/check.sh, tools/demo.sh, tb, ...)
+#                      and the bench's guest scripts.  No -e: a failing
+#                      check is reported and the script goes on to the
+#                      next one, so every result is reported; each step's
+#                      status is tested where it matters (check,
+#                      check_fails, if, ||).
+#   set -euo pipefail  every other script (build, setup, fuzz, sim, bench
+#                      driver and summaries, demo-guest.sh, wrappers): the
+#                      first failing step stops it.
+# Unset variables are errors everywhere (-u: optional ones are read as
+# ${VAR:-}), and a pipeline fails when any part of it fails (pipefail: to
+# test what grep -q finds, feed it with <<<"$(cmd)", not cmd | grep -q,
+# which SIGPIPE can fail).  Sourced libraries (this file, pair.sh,
+# tools/testbed/guest/lib.sh, tools/bench/common.sh) set nothing and work
+# under both.  tools/testbed/init.sh (/bin/sh, the guest's PID 1) sets
+# nothing either: it must reach the power-off whatever fails.
 
 MROCE_SRC=${MROCE_SRC:-/mroce}
 # shellcheck source=../../tools/testbed/guest/lib.sh

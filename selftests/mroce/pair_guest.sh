@@ -7,6 +7,7 @@
 # rdma_cm port so that a failed client cannot meet the next test's server;
 # guest a runs the clients one after the other and reports KTAP.  A server
 # whose client never came ends by its timeout.
+set -uo pipefail
 . /mroce/selftests/mroce/lib.sh
 
 # name | server args | client args (the client gets the server address last)

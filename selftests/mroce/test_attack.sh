@@ -8,6 +8,7 @@
 # last, and after one of them hangs the rest is skipped (reported) instead
 # of wedging the guest.
 #   bash test_attack.sh [GROUP...]     (default: all, in the order below)
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 MROCE_ATTACK=$MROCE_BUILD/selftests/mroce_attack

@@ -21,6 +21,7 @@
 #
 #   test_fabric.sh [SCENARIO...]   (default: all)
 # Scenarios: ecmp loss0.1 loss1 loss5 loss10 gemodel reorder delay ecn fail
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 XFER=$MROCE_BUILD/tools/mroce_xfer

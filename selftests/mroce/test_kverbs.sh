@@ -4,6 +4,7 @@
 # (selftests/mroce/ktest) runs fast-register MR, REG_MR, LOCAL_INV and
 # SEND_WITH_INV cases on mroce0 at load time and prints KTAP lines to the
 # kernel log, which are relayed here one result a case.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 KTEST_KO=${MROCE_KTEST_KO:-$MROCE_SRC/selftests/mroce/ktest/mroce_ktest.ko}

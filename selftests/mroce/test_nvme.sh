@@ -7,6 +7,7 @@
 # (IB_WR_REG_MR) and the target answers with SEND_WITH_INV; data written
 # through /dev/nvmeXnY is read back and compared.  In the default list;
 # skipped when the guest has no NVMe-oF modules.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 NQN=mroce-test

@@ -4,6 +4,7 @@
 # rdma-core and perftest clients through our provider, with the payload
 # checked end to end where the tool can (ibv_rc_pingpong -c) and the
 # device counters checked afterwards.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 

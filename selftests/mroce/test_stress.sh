@@ -5,6 +5,7 @@
 # processes hold (and keep churning) live objects.  run_guest.sh runs it
 # unless MROCE_STRESS=0 (about 20 s on the Debian kernel, 6 min on the debug
 # kernel under TCG).  MROCE_STRESS_ROUNDS (3) scales it.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 rounds=${MROCE_STRESS_ROUNDS:-3}

@@ -12,6 +12,7 @@
 # so both ends must have a device of the same name, and RDMA device names
 # are global to a kernel.  tools/ucx-uct-pair/run.sh runs it between two
 # testbed guests.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 

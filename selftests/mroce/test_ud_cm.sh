@@ -3,6 +3,7 @@
 # UD datagrams and the GSI QP: ibv_ud_pingpong, then rdma_cm (which runs
 # its CM MADs over QP1) with rping -V (payload verified), ucmatose and
 # perftest with -R, between two network namespaces.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Remove the device, then the module, while a process holds verbs objects.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 setup() {

@@ -4,6 +4,7 @@
 # delete one link, then unload the module with the other still carrying
 # traffic.  The clients must fail cleanly, every object must be released
 # and the kernel log stay clean (run_guest.sh checks it at the end).
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 start_stream() {	# start_stream PORT: ib_write_bw for 60 s in both namespaces

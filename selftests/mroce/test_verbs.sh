@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # libibverbs through the mroce provider: devices, objects, QP states, errors.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 gid=$(mroce_link_setup mroce0 m0 m1 10.13.0.1)

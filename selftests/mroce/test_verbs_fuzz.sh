@@ -7,6 +7,7 @@
 # MROCE_VERBS_FUZZ_NO_ROLLBACK=1 leaves out producer rollback and out-of-range
 # producers (the kernel before the ring-index fix loops on them).
 # A kernel report fails the run through the harness.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 fuzz=$MROCE_BUILD/selftests/mroce_verbs_fuzz

@@ -3,6 +3,7 @@
 # End-to-end integrity and error paths with mroce_verify (verify.cpp): both
 # ends of RC connections between mroce_a (ns_a) and mroce_b (ns_b), every
 # byte checked, lossless and then through netem loss and reordering.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 VERIFY=$MROCE_BUILD/selftests/mroce_verify

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+set -uo pipefail
 . /mroce/tools/testbed/guest/lib.sh
 echo "args=$# $1|$2"
 echo written >/out/result.txt

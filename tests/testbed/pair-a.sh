@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Guest a of the pair selftest: the rxe ping-pong server.
+set -uo pipefail
 . /mroce/tools/testbed/guest/lib.sh
 modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 || exit 1
 gid=$(tb_wait_gid rxe0) || exit 1

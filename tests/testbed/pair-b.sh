@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Guest b of the pair selftest: ping guest a, then the rxe ping-pong client.
+set -uo pipefail
 . /mroce/tools/testbed/guest/lib.sh
 tb_wait_ping 10.11.0.1 && echo "ping a ok"
 modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 || exit 1

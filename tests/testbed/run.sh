@@ -4,7 +4,7 @@
 # The testbed's own tests (tb selftest): run on the host, each boots guests
 # running the scripts beside this one.  KTAP; the last line is
 # "N passed, N failed".
-set -u
+set -uo pipefail
 tb=$(cd "$(dirname "$0")/../.." && pwd)/tools/testbed/tb
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/tb-selftest.XXXXXX")

@@ -10,6 +10,7 @@
 #   STAT          replies the busy jiffies of this guest
 #   TC ARGS...    run tc ARGS; replies "rc N"
 #   QUIT          make the server guest finish
+set -uo pipefail
 . /mroce/tools/bench/common.sh
 read -r verb rest || exit 0
 case $verb in

@@ -8,7 +8,7 @@
 # /out/bench.conf (written by tools/bench/bench.sh) may set REPS, DUR,
 # LOSSES, SIZES, QPSS, BW_TESTS, LAT_TESTS, DRIVERS.
 . /mroce/tools/bench/common.sh
-set -u
+set -uo pipefail
 REPS=3 DUR=3 LATN=200
 LOSSES="0 0.1 1 2 5 10"
 SIZES="65536 4096"

@@ -4,6 +4,7 @@
 # tools/bench/guest_b.sh - the bench's server guest (10.11.0.2): rxe0 and
 # mroce0 on eth0, a control server on TCP 9000 (tools/bench/ctl_srv.sh) that
 # guest a drives, until guest a sends QUIT.
+set -uo pipefail
 . /mroce/tools/bench/common.sh
 bench_devices || { echo "bench: devices failed"; exit 1; }
 echo "bench-b: rxe0 gid $GID_RXE, mroce0 gid $GID_MROCE"

@@ -11,6 +11,7 @@
 # sender's /sys/kernel/debug/mroce/mroce0/paths samples every 20 ms ("t
 # <epoch>" lines between them; DIR/b/paths.timeline the receiver's),
 # DIR/{a,b}/counters.* the device counters after each test.
+set -uo pipefail
 . /mroce/tools/bench/common.sh
 G=$(mroce_link_setup mroce0 eth0) || exit 1
 rc=0

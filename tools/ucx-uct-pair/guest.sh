@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Both guests of tools/ucx-uct-pair/run.sh: b serves one ucx_perftest run
 # per test, a runs the clients against 10.11.0.2 and reports.
+set -uo pipefail
 . /mroce/selftests/mroce/lib.sh
 tests=(
 	"-x rc_verbs -t am_lat -n 1000 -w 10"
