@@ -5,8 +5,8 @@
 # the testbed's guest library (tools/testbed/guest/lib.sh) for the KTAP
 # emitters tb_ok/tb_not_ok/tb_skip and the tb_* topology helpers.
 #
-# Shell policy, for every script in selftests/, tests/ and tools/ (each
-# states it on its own `set` line, after its header):
+# Shell policy, for every script in selftests/, tests/, tools/ and bench/
+# (each states it on its own `set` line, after its header):
 #   set -uo pipefail   scripts that report results: the KTAP test scripts
 #                      and their guest halves, the runners (run.sh,
 #                      run_guest.sh, tools/check.sh, tools/demo.sh, tb, ...)
@@ -22,7 +22,7 @@
 # ${VAR:-}), and a pipeline fails when any part of it fails (pipefail: to
 # test what grep -q finds, feed it with <<<"$(cmd)", not cmd | grep -q,
 # which SIGPIPE can fail).  Sourced libraries (this file, pair.sh,
-# tools/testbed/guest/lib.sh, tools/bench/common.sh) set nothing and work
+# tools/testbed/guest/lib.sh, bench/common.sh) set nothing and work
 # under both.  tools/testbed/init.sh (/bin/sh, the guest's PID 1) sets
 # nothing either: it must reach the power-off whatever fails.
 

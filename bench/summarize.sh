@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# tools/bench/summarize.sh RESULTS_DIR ACCEL ELAPSED_S TB_RC - raw.csv ->
+# bench/summarize.sh RESULTS_DIR ACCEL ELAPSED_S TB_RC - raw.csv ->
 # summary.csv, loss.csv, README.md and PNG plots (gnuplot, when installed).
 set -euo pipefail
 res=$1 accel=$2 elapsed=$3 tbrc=$4

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# tools/bench/ctl_srv.sh - one request of the bench control channel, run by
+# bench/ctl_srv.sh - one request of the bench control channel, run by
 # `nc -ll -p 9000 -e` on the server guest with the socket on stdin/stdout.
 #   START CMD...  run CMD in the background (output /tmp/srv.out, status
 #                 /tmp/srv.rc); replies "ok"
@@ -11,7 +11,7 @@
 #   TC ARGS...    run tc ARGS; replies "rc N"
 #   QUIT          make the server guest finish
 set -uo pipefail
-. /mroce/tools/bench/common.sh
+. /mroce/bench/common.sh
 read -r verb rest || exit 0
 case $verb in
 START)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # shellcheck shell=bash
 #
-# tools/bench/common.sh - shared by the bench guest scripts: load rxe and
+# bench/common.sh - shared by the bench guest scripts: load rxe and
 # mroce side by side on eth0 (rxe on UDP 4791, mroce on 4792).
 . /mroce/selftests/mroce/lib.sh
 

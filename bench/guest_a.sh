@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# tools/bench/guest_a.sh - the bench's client guest (10.11.0.1).  Drives the
-# server guest through the control channel (tools/bench/ctl_srv.sh) and runs
+# bench/guest_a.sh - the bench's client guest (10.11.0.1).  Drives the
+# server guest through the control channel (bench/ctl_srv.sh) and runs
 # every point for mroce and rxe alternately; raw results in /out/raw.csv:
 #   driver,test,size,qps,loss,rep,gbps,lat_typ_us,lat_avg_us,secs,cpu_a_s,cpu_b_s,cpu_s_per_gb,rc
-# /out/bench.conf (written by tools/bench/bench.sh) may set REPS, DUR,
+# /out/bench.conf (written by bench/bench.sh) may set REPS, DUR,
 # LOSSES, SIZES, QPSS, BW_TESTS, LAT_TESTS, DRIVERS.
-. /mroce/tools/bench/common.sh
+. /mroce/bench/common.sh
 set -uo pipefail
 REPS=3 DUR=3 LATN=200
 LOSSES="0 0.1 1 2 5 10"

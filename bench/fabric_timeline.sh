@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# tools/bench/fabric_timeline.sh [RESULTS_DIR] - plane-failure timeline on
+# bench/fabric_timeline.sh [RESULTS_DIR] - plane-failure timeline on
 # the 4-link multipath fabric of selftests/mroce/test_fabric.sh: one guest
 # runs the "fail" scenario (link p2 blackholed for 4 s mid-transfer), the
 # sender's paths file sampled every 0.3 s becomes
 #   fabric_fail.csv  t_s,mbps,paths_up,paths_down,retx,steers,downs
 #   fabric_fail.png  goodput (tx Mbit/s) and paths down over time
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
 res=${1:-$top/bench/results}
 raw=$(mktemp -d "${TMPDIR:-/tmp}/mroce-fabric.XXXXXX")
 mkdir -p "$res"

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# tools/bench/repro_pair.sh - reproduce an mroce RC failure between the two
+# bench/repro_pair.sh - reproduce an mroce RC failure between the two
 # testbed guests with the sender's per-path state sampled every 50 ms:
 #
-#   tools/testbed/tb pair --out DIR tools/bench/repro_pair.sh tools/bench/repro_pair.sh
+#   tools/testbed/tb pair --out DIR bench/repro_pair.sh bench/repro_pair.sh
 #
 # Runs `ib_send_bw -s 65536 -n 200` then `ib_write_bw -s 65536 -n 500`
 # (guest a client, guest b server).  DIR/a/paths.timeline holds the
@@ -12,7 +12,7 @@
 # <epoch>" lines between them; DIR/b/paths.timeline the receiver's),
 # DIR/{a,b}/counters.* the device counters after each test.
 set -uo pipefail
-. /mroce/tools/bench/common.sh
+. /mroce/bench/common.sh
 G=$(mroce_link_setup mroce0 eth0) || exit 1
 rc=0
 if [ "$MROCE_ROLE" = b ]; then
