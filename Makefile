@@ -94,7 +94,7 @@ bench: all
 
 # Long fuzzing run of the packet parser and the ACK/SACK engine (seconds
 # per target); crashers land in build/fuzz/crashes (copy them into
-# tests/fuzz/regressions/ and the unit tests replay them).
+# tests/fuzz/corpus/<target>/ as crash-<name>: the unit tests replay them).
 FUZZ_SECONDS ?= 600
 fuzz: setup
 	@$(TOP)/tests/fuzz/run.sh $(FUZZ_SECONDS)

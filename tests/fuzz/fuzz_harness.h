@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
 // Fuzz targets shared by the libFuzzer binaries and the unit test that
-// replays tests/fuzz/regressions/ and the corpus.  Each returns 0; any
+// replays the corpus, tests/fuzz/corpus/<target>/.  Each returns 0; any
 // violated property aborts (a crash for libFuzzer and the unit test).
 #pragma once
 

@@ -5,8 +5,11 @@
 # core with clang (-fsanitize=fuzzer,address,undefined) and run each for
 # SECONDS (default 20).  Working corpora live in $BUILD/fuzz (seeded from
 # tests/fuzz/corpus/<target>); crashers are written to $BUILD/fuzz/crashes
-# and make the script fail: copy each into tests/fuzz/regressions/ as
-# <target>-<name> so the unit tests replay it forever.
+# and make the script fail: copy each into tests/fuzz/corpus/<target>/ as
+# crash-<name>, where the unit tests (tests/unit/test_regressions.cpp) replay
+# it in every ctest run and later fuzzing runs start from it.  Inputs that
+# reach new coverage are kept there too, merged against what is there:
+#   $BUILD/fuzz/<target> -merge=1 -use_counters=0 corpus/<target> $BUILD/fuzz/corpus-<target>
 #   --build-only   build, do not run
 set -euo pipefail
 
