@@ -33,7 +33,7 @@ help:
 	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
 	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so and mroce.driver"
 	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
-	@echo "make bench      two-guest bench, mroce vs rxe (tools/bench/bench.sh; about 30 min under TCG)"
+	@echo "make bench      two-guest bench, mroce vs rxe (bench/bench.sh; about 30 min under TCG)"
 	@echo "make clean      remove build products"
 
 setup:
@@ -90,14 +90,14 @@ uninstall:
 	@if [ -f $(BUILD)/install_manifest.txt ]; then xargs rm -fv < $(BUILD)/install_manifest.txt; fi
 
 bench: all
-	@$(TOP)/tools/bench/bench.sh $(BENCH_ARGS)
+	@$(TOP)/bench/bench.sh $(BENCH_ARGS)
 
 # Long fuzzing run of the packet parser and the ACK/SACK engine (seconds
 # per target); crashers land in build/fuzz/crashes (copy them into
-# tools/fuzz/regressions/ and the unit tests replay them).
+# tests/fuzz/corpus/<target>/ as crash-<name>: the unit tests replay them).
 FUZZ_SECONDS ?= 600
 fuzz: setup
-	@$(TOP)/tools/fuzz/run.sh $(FUZZ_SECONDS)
+	@$(TOP)/tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	-@[ -e "$(KDIR)/Makefile" ] && $(MAKE) -C $(KDIR) M=$(MODDIR) clean >/dev/null

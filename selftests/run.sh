@@ -8,7 +8,7 @@
 # Needs `make` first (module, provider and test programs in the tree).  KTAP
 # on stdout; exit status non-zero when a test failed, the guest timed out or
 # its kernel log has a WARNING/BUG/Oops/KASAN/Call Trace.
-set -u
+set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/selftests-guest
 if [ "${1:-}" = --out ]; then

@@ -5,7 +5,7 @@
 # perftest) between two testbed guests on a socket link
 # (selftests/mroce/pair_guest.sh).  KTAP on stdout from guest a; tb fails
 # the run when either guest's kernel log has a problem report.
-set -u
+set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/selftests-pair
 if [ "${1:-}" = --out ]; then

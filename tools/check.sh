@@ -17,7 +17,7 @@
 # without reporting a failure counts as one failure of its own.  The last
 # line is "N passed, N failed" (skips are reported on the line before).
 # Logs: build/check/*.log.
-set -u
+set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-all}
 logs=$top/build/check
@@ -94,8 +94,8 @@ ctest_ktap() {
 if [ "$mode" = all ] || [ "$mode" = host ]; then
 	suite ctest ctest_ktap
 	suite checkpatch "$top/tools/checkpatch.sh"
-	if [ -x "$top/tools/fuzz/run.sh" ]; then
-		suite fuzz-short "$top/tools/fuzz/run.sh" "${MROCE_FUZZ_SECONDS:-15}"
+	if [ -x "$top/tests/fuzz/run.sh" ]; then
+		suite fuzz-short "$top/tests/fuzz/run.sh" "${MROCE_FUZZ_SECONDS:-15}"
 	fi
 fi
 if [ "$mode" = all ] || [ "$mode" = guest ]; then

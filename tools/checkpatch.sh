@@ -4,7 +4,7 @@
 # tools/checkpatch.sh - run the kernel's checkpatch.pl (--no-tree) over every
 # kernel C source and header of the module.  KTAP output, one result a file.
 # CHECKPATCH=/path/to/checkpatch.pl overrides the linux-source-6.1 copy.
-set -u
+set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cp=${CHECKPATCH:-/usr/src/linux-source-6.1/scripts/checkpatch.pl}
 echo "KTAP version 1"
@@ -20,7 +20,7 @@ mapfile -t files < <(cd "$top" && find drivers include/uapi include/mroce selfte
 for f in "${files[@]}"; do
 	n=$((n + 1))
 	out=$(cd "$top" && perl "$cp" --no-tree --terse --show-types -f "$f" 2>&1)
-	if echo "$out" | grep -qE ': (ERROR|WARNING):'; then
+	if grep -qE ': (ERROR|WARNING):' <<<"$out"; then
 		failed=$((failed + 1))
 		echo "$out" | grep -E ': (ERROR|WARNING):' | sed 's/^/# /'
 		echo "not ok $n checkpatch: $f"

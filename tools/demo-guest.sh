@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Guest side of tools/demo.sh.
-set -e
+set -euo pipefail
 . /mroce/tools/testbed/guest/lib.sh
 . /mroce/selftests/mroce/lib.sh
 mroce_load

@@ -5,7 +5,7 @@
 # network namespace and show it through libibverbs and iproute2's rdma tool;
 # then the headline: goodput at 1% loss, mroce against rxe, two guests.
 # Run by `make demo` after the build.
-set -u
+set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/demo
 mkdir -p "$out"
@@ -20,7 +20,7 @@ rc=$?
 [ "${MROCE_DEMO_BENCH:-1}" = 1 ] || exit 0
 echo "demo: mroce vs rxe at 1% loss, two guests (a few minutes under TCG)" >&2
 BENCH_FABRIC=0 BENCH_CONF='REPS=1 SIZES=65536 QPSS=1 LOSSES="0 1" BW_TESTS=ib_write_bw LAT_TESTS= XFER=0' \
-	"$top/tools/bench/bench.sh" --out "$out/bench" >"$out/bench.log" 2>&1
+	"$top/bench/bench.sh" --out "$out/bench" >"$out/bench.log" 2>&1
 rc=$?
 if [ -s "$out/bench/loss.csv" ]; then
 	echo "== goodput at 1% loss, as a ratio to the same driver's lossless goodput"

@@ -4,6 +4,27 @@
 # selftests/mroce/lib.sh - helpers for the mroce guest selftests.  Sources
 # the testbed's guest library (tools/testbed/guest/lib.sh) for the KTAP
 # emitters tb_ok/tb_not_ok/tb_skip and the tb_* topology helpers.
+#
+# Shell policy, for every script in selftests/, tests/, tools/ and bench/
+# (each states it on its own `set` line, after its header):
+#   set -uo pipefail   scripts that report results: the KTAP test scripts
+#                      and their guest halves, the runners (run.sh,
+#                      run_guest.sh, tools/check.sh, tools/demo.sh, tb, ...)
+#                      and the bench's guest scripts.  No -e: a failing
+#                      check is reported and the script goes on to the
+#                      next one, so every result is reported; each step's
+#                      status is tested where it matters (check,
+#                      check_fails, if, ||).
+#   set -euo pipefail  every other script (build, setup, fuzz, sim, bench
+#                      driver and summaries, demo-guest.sh, wrappers): the
+#                      first failing step stops it.
+# Unset variables are errors everywhere (-u: optional ones are read as
+# ${VAR:-}), and a pipeline fails when any part of it fails (pipefail: to
+# test what grep -q finds, feed it with <<<"$(cmd)", not cmd | grep -q,
+# which SIGPIPE can fail).  Sourced libraries (this file, pair.sh,
+# tools/testbed/guest/lib.sh, bench/common.sh) set nothing and work
+# under both.  tools/testbed/init.sh (/bin/sh, the guest's PID 1) sets
+# nothing either: it must reach the power-off whatever fails.
 
 MROCE_SRC=${MROCE_SRC:-/mroce}
 # shellcheck source=../../tools/testbed/guest/lib.sh
@@ -73,6 +94,45 @@ mroce_load() {
 mroce_unload() {
 	mroce_loaded || return 0
 	rmmod rdma_mroce
+}
+
+# mroce_link_setup [-n NETNS] IBDEV NETDEV [PEER ADDR]: the setup a test
+# starts with.  Loads the module (mroce_load); with PEER, creates the veth
+# pair NETDEV-PEER (ADDR/24 on NETDEV, both ends up); adds the mroce device
+# IBDEV on NETDEV (in NETNS with -n, where NETDEV must then be) and waits
+# for its RoCE v2 IPv4-mapped GID.  Prints the GID's index:
+#   gid=$(mroce_link_setup mroce0 m0 m1 10.13.0.1)
+#   ga=$(mroce_link_setup -n ns_a mroce_a va)      (after tb_netns_pair)
+# Returns non-zero at the first step that fails, named on stderr.
+mroce_link_setup() {
+	local ns=() gid
+	if [ "${1:-}" = -n ]; then
+		ns=(ip netns exec "$2")
+		shift 2
+	fi
+	local ibdev=$1 netdev=$2 peer=${3:-} addr=${4:-}
+	if ! mroce_load; then
+		echo "# mroce_link_setup: loading $MROCE_KO failed" >&2
+		return 1
+	fi
+	if [ -n "$peer" ]; then
+		if ! "${ns[@]}" ip link add "$netdev" type veth peer name "$peer" ||
+		   ! "${ns[@]}" ip addr add "$addr/24" dev "$netdev" ||
+		   ! "${ns[@]}" ip link set "$netdev" up ||
+		   ! "${ns[@]}" ip link set "$peer" up; then
+			echo "# mroce_link_setup: veth $netdev-$peer ($addr) failed" >&2
+			return 1
+		fi
+	fi
+	if ! "${ns[@]}" rdma link add "$ibdev" type mroce netdev "$netdev"; then
+		echo "# mroce_link_setup: rdma link add $ibdev on $netdev failed" >&2
+		return 1
+	fi
+	if ! gid=$(tb_wait_gid "$ibdev"); then
+		echo "# mroce_link_setup: $ibdev has no RoCE v2 IPv4 GID" >&2
+		return 1
+	fi
+	echo "$gid"
 }
 
 # mroce_live_objects: print "name value" for every live verbs object count

@@ -6,6 +6,7 @@
 # have no underscores).  Runs the command line in that namespace, in a UTS
 # namespace of its own whose hostname is HOST, so that every "host" has a
 # name of its own (mpirun tells its nodes apart by hostname).
+set -euo pipefail
 while [ "${1#-}" != "$1" ]; do shift; done
 host=$1
 shift

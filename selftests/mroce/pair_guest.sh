@@ -7,6 +7,7 @@
 # rdma_cm port so that a failed client cannot meet the next test's server;
 # guest a runs the clients one after the other and reports KTAP.  A server
 # whose client never came ends by its timeout.
+set -uo pipefail
 . /mroce/selftests/mroce/lib.sh
 
 # name | server args | client args (the client gets the server address last)
@@ -24,9 +25,7 @@ tests=(
 	"ib_write_bw -R (rdma_cm)|ib_write_bw -p 18611 -s 65536 -n 200 -F -R|ib_write_bw -p 18611 -s 65536 -n 200 -F -R"
 )
 
-mroce_load
-rdma link add mroce0 type mroce netdev eth0
-gid=$(tb_wait_gid mroce0)
+gid=$(mroce_link_setup mroce0 eth0)
 # Device and GID arguments differ by tool family.
 dev_args() {
 	case $1 in

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Runs inside a testbed guest: every selftests/mroce/test_*.sh (or those
 # named as arguments) in order, as one KTAP stream.
+set -uo pipefail
 . /mroce/selftests/mroce/lib.sh
 here=$(dirname "$0")
 tests=("$@")

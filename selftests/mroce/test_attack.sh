@@ -8,6 +8,7 @@
 # last, and after one of them hangs the rest is skipped (reported) instead
 # of wedging the guest.
 #   bash test_attack.sh [GROUP...]     (default: all, in the order below)
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 MROCE_ATTACK=$MROCE_BUILD/selftests/mroce_attack
@@ -23,13 +24,7 @@ if [ ! -x "$MROCE_ATTACK" ]; then
 	exit 0
 fi
 
-mroce_load
-ip link add t0 type veth peer name t1
-ip addr add 10.14.0.1/24 dev t0
-ip link set t0 up
-ip link set t1 up
-rdma link add mroce0 type mroce netdev t0
-gid=$(tb_wait_gid mroce0)
+gid=$(mroce_link_setup mroce0 t0 t1 10.14.0.1)
 # What rdma-core's udev rules give every user on a real system; the
 # program drops to ATTACK_UID itself before opening the device.
 chmod 0666 /dev/infiniband/uverbs*

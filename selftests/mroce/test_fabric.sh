@@ -21,6 +21,7 @@
 #
 #   test_fabric.sh [SCENARIO...]   (default: all)
 # Scenarios: ecmp loss0.1 loss1 loss5 loss10 gemodel reorder delay ecn fail
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 XFER=$MROCE_BUILD/tools/mroce_xfer
@@ -71,10 +72,8 @@ fabric_up() {
 		ip netns exec $n sysctl -qw net.ipv4.fib_multipath_hash_policy=1
 		ip netns exec $n sysctl -qw net.ipv4.conf.all.rp_filter=0
 	done
-	ip netns exec h1 rdma link add mr_h1 type mroce netdev e0
-	ip netns exec h2 rdma link add mr_h2 type mroce netdev e0
-	G1=$(tb_wait_gid mr_h1)
-	G2=$(tb_wait_gid mr_h2)
+	G1=$(mroce_link_setup -n h1 mr_h1 e0)
+	G2=$(mroce_link_setup -n h2 mr_h2 e0)
 	ip netns exec h1 ping -c 1 -W 5 10.21.0.1 >/dev/null
 	# Resolve the neighbours of every path link up front: the kernel
 	# queues only 3 packets per unresolved neighbour (unres_qlen) and a

@@ -4,6 +4,7 @@
 # (selftests/mroce/ktest) runs fast-register MR, REG_MR, LOCAL_INV and
 # SEND_WITH_INV cases on mroce0 at load time and prints KTAP lines to the
 # kernel log, which are relayed here one result a case.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 KTEST_KO=${MROCE_KTEST_KO:-$MROCE_SRC/selftests/mroce/ktest/mroce_ktest.ko}
@@ -20,13 +21,7 @@ if [ "${vermagic%% *}" != "$(uname -r)" ]; then
 	exit 0
 fi
 
-mroce_load
-ip link add k0 type veth peer name k1
-ip addr add 10.14.0.1/24 dev k0
-ip link set k0 up
-ip link set k1 up
-rdma link add mroce0 type mroce netdev k0
-if tb_wait_gid mroce0 >/dev/null; then
+if mroce_link_setup mroce0 k0 k1 10.14.0.1 >/dev/null; then
 	tb_ok "kverbs: mroce0 has a RoCE v2 IPv4 GID"
 else
 	tb_not_ok "kverbs: mroce0 has a RoCE v2 IPv4 GID" "no GID"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # rdma link add/delete, GIDs, network namespaces, netdev removal.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 mroce_load

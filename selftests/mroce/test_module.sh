@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Module load/unload and parameter validation.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 mroce_unload
@@ -8,7 +9,7 @@ mroce_load; mroce_unload
 check_fails "insmod udp_port=0 is refused" insmod "$MROCE_KO" udp_port=0
 check_fails "insmod udp_port=65536 is refused" insmod "$MROCE_KO" udp_port=65536
 check_fails "insmod udp_port=abc is refused" insmod "$MROCE_KO" udp_port=abc
-if dmesg | grep -q 'mroce.*udp_port'; then
+if grep -q 'mroce.*udp_port' <<<"$(dmesg)"; then
 	tb_ok "bad udp_port gives a kernel log message"
 else
 	tb_not_ok "bad udp_port gives a kernel log message" "nothing in dmesg"

@@ -7,6 +7,7 @@
 # (IB_WR_REG_MR) and the target answers with SEND_WITH_INV; data written
 # through /dev/nvmeXnY is read back and compared.  In the default list;
 # skipped when the guest has no NVMe-oF modules.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 NQN=mroce-test
@@ -19,13 +20,7 @@ if ! modprobe -a nvmet nvmet-rdma nvme-rdma 2>/dev/null ||
 fi
 grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
 
-mroce_load
-ip link add n0 type veth peer name n1
-ip addr add 10.15.0.1/24 dev n0
-ip link set n0 up
-ip link set n1 up
-rdma link add mroce0 type mroce netdev n0
-tb_wait_gid mroce0 >/dev/null
+mroce_link_setup mroce0 n0 n1 10.15.0.1 >/dev/null
 
 ok=1
 mkdir "$CFG/subsystems/$NQN" &&

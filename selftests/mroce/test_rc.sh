@@ -4,15 +4,13 @@
 # rdma-core and perftest clients through our provider, with the payload
 # checked end to end where the tool can (ibv_rc_pingpong -c) and the
 # device counters checked afterwards.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 
-mroce_load
 tb_netns_pair
-ip netns exec ns_a rdma link add mroce_a type mroce netdev va
-ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
-ga=$(tb_wait_gid mroce_a)
-gb=$(tb_wait_gid mroce_b)
+ga=$(mroce_link_setup -n ns_a mroce_a va)
+gb=$(mroce_link_setup -n ns_b mroce_b vb)
 pair "ibv_rc_pingpong 4 KiB x 200, payload checked" \
 	ibv_rc_pingpong -d mroce_b -g "$gb" -n 200 -s 4096 -c -- \
 	ibv_rc_pingpong -d mroce_a -g "$ga" -n 200 -s 4096 -c 10.12.0.2

@@ -5,6 +5,7 @@
 # processes hold (and keep churning) live objects.  run_guest.sh runs it
 # unless MROCE_STRESS=0 (about 20 s on the Debian kernel, 6 min on the debug
 # kernel under TCG).  MROCE_STRESS_ROUNDS (3) scales it.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 rounds=${MROCE_STRESS_ROUNDS:-3}
@@ -18,15 +19,9 @@ if [ ! -x "$stress" ]; then
 fi
 
 links_up() { # links_up: mroce0 on m0, mroce1 on m1 (a veth pair)
-	mroce_load || return 1
-	ip link add m0 type veth peer name m1 || return 1
-	ip addr add 10.13.0.1/24 dev m0
+	gid0=$(mroce_link_setup mroce0 m0 m1 10.13.0.1) || return 1
 	ip addr add 10.13.0.2/24 dev m1
-	ip link set m0 up
-	ip link set m1 up
-	rdma link add mroce0 type mroce netdev m0 || return 1
-	rdma link add mroce1 type mroce netdev m1 || return 1
-	gid0=$(tb_wait_gid mroce0) && gid1=$(tb_wait_gid mroce1)
+	gid1=$(mroce_link_setup mroce1 m1)
 }
 
 # wait_long CMD...: retry a condition for up to 60 s (times

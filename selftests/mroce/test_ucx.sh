@@ -12,6 +12,7 @@
 # so both ends must have a device of the same name, and RDMA device names
 # are global to a kernel.  tools/ucx-uct-pair/run.sh runs it between two
 # testbed guests.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 
@@ -20,12 +21,9 @@ if ! command -v ucx_perftest >/dev/null; then
 	exit 0
 fi
 
-mroce_load
 tb_netns_pair
-ip netns exec ns_a rdma link add mroce_a type mroce netdev va
-ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
-tb_wait_gid mroce_a >/dev/null
-tb_wait_gid mroce_b >/dev/null
+mroce_link_setup -n ns_a mroce_a va >/dev/null
+mroce_link_setup -n ns_b mroce_b vb >/dev/null
 
 # Only mroce may carry the traffic: without UCX_TLS, UCX would pick shared
 # memory or TCP between two processes of one kernel.

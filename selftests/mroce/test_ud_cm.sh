@@ -3,15 +3,13 @@
 # UD datagrams and the GSI QP: ibv_ud_pingpong, then rdma_cm (which runs
 # its CM MADs over QP1) with rping -V (payload verified), ucmatose and
 # perftest with -R, between two network namespaces.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 
-mroce_load
 tb_netns_pair
-ip netns exec ns_a rdma link add mroce_a type mroce netdev va
-ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
-ga=$(tb_wait_gid mroce_a)
-gb=$(tb_wait_gid mroce_b)
+ga=$(mroce_link_setup -n ns_a mroce_a va)
+gb=$(mroce_link_setup -n ns_b mroce_b vb)
 
 pair "ibv_ud_pingpong 1 KiB x 100" \
 	ibv_ud_pingpong -d mroce_b -g "$gb" -n 100 -s 1024 -- \

@@ -1,16 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Remove the device, then the module, while a process holds verbs objects.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 setup() {
-	mroce_load
-	ip link add m0 type veth peer name m1
-	ip addr add 10.13.0.1/24 dev m0
-	ip link set m0 up
-	ip link set m1 up
-	rdma link add mroce0 type mroce netdev m0
-	gid=$(tb_wait_gid mroce0)
+	gid=$(mroce_link_setup mroce0 m0 m1 10.13.0.1)
 	rm -f /tmp/holder.ready /tmp/holder.out
 	"$MROCE_VERBS_OBJECTS" --hold /tmp/holder.ready mroce0 "$gid" >/tmp/holder.out 2>&1 &
 	holder=$!

@@ -4,6 +4,7 @@
 # delete one link, then unload the module with the other still carrying
 # traffic.  The clients must fail cleanly, every object must be released
 # and the kernel log stay clean (run_guest.sh checks it at the end).
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 start_stream() {	# start_stream PORT: ib_write_bw for 60 s in both namespaces
@@ -20,12 +21,9 @@ tx_a() { awk '$1 == "tx_packets" {print $2}' "$MROCE_DEBUGFS/mroce_a/counters"; 
 # tx_grew COUNTER_BEFORE: tx_packets of mroce_a grew by 100 since then
 tx_grew() { [ "$(tx_a)" -gt "$(($1 + 100))" ]; }
 
-mroce_load
 tb_netns_pair
-ip netns exec ns_a rdma link add mroce_a type mroce netdev va
-ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
-ga=$(tb_wait_gid mroce_a)
-gb=$(tb_wait_gid mroce_b)
+ga=$(mroce_link_setup -n ns_a mroce_a va)
+gb=$(mroce_link_setup -n ns_b mroce_b vb)
 
 start_stream 18600
 t0=$(tx_a)
@@ -37,8 +35,7 @@ wait $srv; rc_s=$?
 check "both clients ended (rc $rc_c/$rc_s) instead of hanging" \
 	test "$rc_c" != 124 -a "$rc_s" != 124
 
-ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
-gb=$(tb_wait_gid mroce_b)
+gb=$(mroce_link_setup -n ns_b mroce_b vb)
 start_stream 18601
 t0=$(tx_a)
 sleep 4

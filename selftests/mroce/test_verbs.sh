@@ -1,17 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # libibverbs through the mroce provider: devices, objects, QP states, errors.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-mroce_load
+gid=$(mroce_link_setup mroce0 m0 m1 10.13.0.1)
 modprobe rdma_rxe 2>/dev/null
-ip link add m0 type veth peer name m1
-ip addr add 10.13.0.1/24 dev m0
-ip link set m0 up
-ip link set m1 up
-rdma link add mroce0 type mroce netdev m0
 rdma link add rxe0 type rxe netdev m1 2>/dev/null
-gid=$(tb_wait_gid mroce0)
 
 check "ibv_devices lists mroce0" bash -c 'ibv_devices | grep -qw mroce0'
 out=$(ibv_devinfo -d mroce0 -v 2>&1)

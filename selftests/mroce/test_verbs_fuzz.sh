@@ -7,6 +7,7 @@
 # MROCE_VERBS_FUZZ_NO_ROLLBACK=1 leaves out producer rollback and out-of-range
 # producers (the kernel before the ring-index fix loops on them).
 # A kernel report fails the run through the harness.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 fuzz=$MROCE_BUILD/selftests/mroce_verbs_fuzz
@@ -16,13 +17,7 @@ if [ ! -x "$fuzz" ]; then
 	exit 0
 fi
 
-mroce_load
-ip link add m0 type veth peer name m1
-ip addr add 10.13.0.1/24 dev m0
-ip link set m0 up
-ip link set m1 up
-rdma link add mroce0 type mroce netdev m0
-gid=$(tb_wait_gid mroce0)
+gid=$(mroce_link_setup mroce0 m0 m1 10.13.0.1)
 check "verbs_fuzz: no live objects before" test -z "$(mroce_live_objects)"
 
 args=(--seconds "$secs" --watchdog "$(mroce_t 60)")

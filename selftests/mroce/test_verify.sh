@@ -1,17 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-# End-to-end integrity and error paths with tools/verify/mroce_verify: both
+# End-to-end integrity and error paths with mroce_verify (verify.cpp): both
 # ends of RC connections between mroce_a (ns_a) and mroce_b (ns_b), every
 # byte checked, lossless and then through netem loss and reordering.
+set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-VERIFY=$MROCE_BUILD/tools/verify/mroce_verify
-mroce_load
+VERIFY=$MROCE_BUILD/selftests/mroce_verify
 tb_netns_pair
-ip netns exec ns_a rdma link add mroce_a type mroce netdev va
-ip netns exec ns_b rdma link add mroce_b type mroce netdev vb
-ga=$(tb_wait_gid mroce_a)
-gb=$(tb_wait_gid mroce_b)
+ga=$(mroce_link_setup -n ns_a mroce_a va)
+gb=$(mroce_link_setup -n ns_b mroce_b vb)
 
 # run_verify NAME ARGS...: the tool's KTAP lines become diagnostics, its
 # exit status one result.

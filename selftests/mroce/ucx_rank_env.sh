@@ -4,7 +4,8 @@
 # namespace it runs in (ns_a: mroce_a, ns_b: mroce_b, as test_ucx.sh sets
 # them up).  RDMA devices are visible from every namespace, but their names
 # are global, so the two ranks of a job need different UCX_NET_DEVICES.
-ns=$(ip netns identify $$)
+set -euo pipefail
+ns=$(ip netns identify $$) || ns=
 case "$ns" in
 ns_a) export UCX_NET_DEVICES=mroce_a:1 ;;
 ns_b) export UCX_NET_DEVICES=mroce_b:1 ;;

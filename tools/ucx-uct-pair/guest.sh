@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # Both guests of tools/ucx-uct-pair/run.sh: b serves one ucx_perftest run
 # per test, a runs the clients against 10.11.0.2 and reports.
+set -uo pipefail
 . /mroce/selftests/mroce/lib.sh
 tests=(
 	"-x rc_verbs -t am_lat -n 1000 -w 10"
@@ -16,9 +17,7 @@ if ! command -v ucx_perftest >/dev/null; then
 	[ "$MROCE_ROLE" = a ] && tb_skip "ucx uct pair" "ucx_perftest is not installed on the host"
 	exit 0
 fi
-mroce_load
-rdma link add mroce0 type mroce netdev eth0
-tb_wait_gid mroce0 >/dev/null
+mroce_link_setup mroce0 eth0 >/dev/null
 if [ "$MROCE_ROLE" = b ]; then
 	# One server per test; a server whose client failed ends by timeout.
 	for i in "${!tests[@]}"; do

@@ -8,7 +8,7 @@
 # namespaces (selftests/mroce/test_ucx.sh covers the UCP level there).
 # UCX comes from the host (tb --hostroot).  KTAP on stdout; under TCG the
 # numbers are only good for comparisons within one run.
-set -u
+set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d "${TMPDIR:-/tmp}/ucx-uct-pair.XXXXXX")
 if [ "${1:-}" = --out ]; then

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Fuzz targets (see fuzz_harness.h).
+#include "fuzz_harness.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "mroce_core.h"
+
+namespace {
+
+[[noreturn]] void fail(const char *what)
+{
+	fprintf(stderr, "mroce fuzz property violated: %s\n", what);
+	abort();
+}
+
+bool same_encoding(const uint8_t *data, size_t size)
+{
+	mroce_pkt p;
+	if (mroce_pkt_parse(data, (uint32_t)size, &p))
+		return false;
+	std::vector<uint8_t> out(MROCE_MAX_PKT);
+	int n = mroce_pkt_build(out.data(), (uint32_t)out.size(), &p);
+	if (n < 0)
+		fail("accepted packet does not rebuild");
+	if ((size_t)n != size || memcmp(out.data(), data, size))
+		fail("accepted packet is not canonical");
+	return true;
+}
+
+// Script reader over the fuzz input.
+struct Input {
+	const uint8_t *p;
+	size_t n;
+	uint8_t u8() { return n ? (n--, *p++) : 0; }
+	uint16_t u16() { return (uint16_t)(u8() | (u8() << 8)); }
+	uint32_t u32() { return u16() | ((uint32_t)u16() << 16); }
+	uint64_t u64() { return u32() | ((uint64_t)u32() << 32); }
+	bool done() const { return n == 0; }
+};
+
+constexpr uint64_t kVa = 0x10000;
+constexpr uint32_t kMem = 1 << 16;
+
+struct Env {
+	std::unique_ptr<mroce_conn> c = std::make_unique<mroce_conn>();
+	std::vector<uint8_t> mem = std::vector<uint8_t>(kMem);
+	mroce_conn_ops ops{};
+	uint32_t recvs = 0;
+	uint64_t last_msn_done = 0;
+	bool any_done = false;
+	uint8_t deny = 0;
+
+	static int place(void *ctx, const mroce_place *pl)
+	{
+		auto *e = static_cast<Env *>(ctx);
+		if (pl->len > MROCE_MAX_PAYLOAD || (pl->len && !pl->data))
+			fail("placement descriptor out of bounds");
+		if (pl->offset + (uint64_t)pl->len > pl->msg_len)
+			fail("placement beyond message length");
+		if (e->deny & 1)
+			return -MROCE_SYN_RNR;
+		if (pl->kind == MROCE_PLACE_WRITE) {
+			uint64_t va = pl->va + pl->offset;
+			if (va < kVa || va - kVa + pl->len > kMem)
+				return -MROCE_SYN_REM_ACCESS;
+			memcpy(&e->mem[va - kVa], pl->data, pl->len);
+		} else if (pl->kind == MROCE_PLACE_SEND) {
+			if (pl->rq_seq >= e->recvs)
+				return -MROCE_SYN_RNR;
+		}
+		return 0;
+	}
+
+	static int read_check(void *ctx, uint64_t va, uint32_t rkey, uint32_t len)
+	{
+		auto *e = static_cast<Env *>(ctx);
+		if ((e->deny & 2) || va < kVa || va - kVa + len > kMem)
+			return -MROCE_SYN_REM_ACCESS;
+		return 0;
+	}
+
+	static int atomic(void *ctx, uint32_t op, uint64_t va, uint32_t rkey,
+			  uint64_t swap, uint64_t cmp_add, uint64_t *orig)
+	{
+		auto *e = static_cast<Env *>(ctx);
+		if (va < kVa || va - kVa + 8 > kMem || (va & 7))
+			return -MROCE_SYN_REM_ACCESS;
+		uint64_t v;
+		memcpy(&v, &e->mem[va - kVa], 8);
+		*orig = v;
+		v = op == MROCE_WOP_FETCH_ADD ? v + cmp_add :
+		    (v == cmp_add ? swap : v);
+		memcpy(&e->mem[va - kVa], &v, 8);
+		return 0;
+	}
+
+	static void complete(void *ctx, const mroce_completion *cq)
+	{
+		auto *e = static_cast<Env *>(ctx);
+		if (cq->kind != MROCE_CQE_REQ)
+			return;
+		/* requester completions strictly in MSN order */
+		if (e->any_done && cq->msn != (uint32_t)(e->last_msn_done + 1))
+			fail("requester completion out of order");
+		e->last_msn_done = cq->msn;
+		e->any_done = true;
+	}
+
+	int init(const mroce_params &p)
+	{
+		ops.place = place;
+		ops.read_check = read_check;
+		ops.atomic = atomic;
+		ops.complete = complete;
+		return mroce_conn_init(c.get(), &p, &ops, this, 0);
+	}
+
+	void check()
+	{
+		const char *err = mroce_conn_check(c.get());
+		if (err)
+			fail(err);
+	}
+};
+
+// Drain an endpoint; keep (bounded) wire copies of what it sent.
+void drain(Env &e, uint64_t now, std::vector<std::vector<uint8_t>> *keep)
+{
+	mroce_tx tx;
+	static uint8_t payload[MROCE_MAX_PAYLOAD];
+	int guard = 0;
+	while (mroce_conn_tx(e.c.get(), now, &tx) == 1) {
+		if (++guard > 20000)
+			fail("tx does not stop");
+		if (tx.pkt.payload_len > e.c->p.mtu)
+			fail("tx payload larger than mtu");
+		mroce_pkt p = tx.pkt;
+		p.payload = payload;
+		std::vector<uint8_t> b(MROCE_MAX_PKT);
+		int n = mroce_pkt_build(b.data(), (uint32_t)b.size(), &p);
+		if (n < 0)
+			fail("core produced an unbuildable packet");
+		b.resize(n);
+		mroce_pkt q;
+		if (mroce_pkt_parse(b.data(), (uint32_t)n, &q))
+			fail("core produced a packet its parser rejects");
+		if (keep && keep->size() < 512)
+			keep->push_back(std::move(b));
+	}
+}
+
+}  // namespace
+
+int mroce_fuzz_parse(const uint8_t *data, size_t size)
+{
+	if (size > MROCE_MAX_PKT + 64)
+		return 0;
+	same_encoding(data, size);
+	/* with a valid ICRC the fuzzer reaches the field checks */
+	if (size >= MROCE_MIN_PKT) {
+		std::vector<uint8_t> b(data, data + size);
+		mroce_pkt_seal(b.data(), (uint32_t)size - 4, (uint32_t)size);
+		same_encoding(b.data(), size);
+	}
+	return 0;
+}
+
+int mroce_fuzz_conn(const uint8_t *data, size_t size)
+{
+	Input in{ data, size };
+	mroce_params prm;
+	mroce_params_default(&prm);
+	prm.num_paths = 1 + in.u8() % 8;
+	prm.max_inflight = 16u << (in.u8() % 5);
+	prm.mtu = 256u << (in.u8() % 3);
+	prm.cwnd_init = 8 * (prm.mtu + MROCE_PKT_OVERHEAD);
+	prm.cwnd_min = prm.mtu + MROCE_PKT_OVERHEAD;
+	prm.cwnd_max = MROCE_PATH_WND * (prm.mtu + MROCE_PKT_OVERHEAD);
+	prm.seed = in.u8();
+	/*
+	 * ISNs from the seed (no new input byte: the corpus keeps its
+	 * meaning): zero, or ones whose DSN/MSN/PSN starts are just below
+	 * 2^32, so that the spaces wrap (tests/unit/harness.h).
+	 */
+	static const uint32_t isns[] = { 0, 0x9fc685, 0x83496a, 0xade41f };
+	prm.isn_tx = isns[prm.seed % 4];
+	prm.isn_rx = isns[(prm.seed / 4) % 4];
+	mroce_params prm_b = prm;
+	prm_b.isn_tx = prm.isn_rx;
+	prm_b.isn_rx = prm.isn_tx;
+	Env a, b;
+	if (a.init(prm) || b.init(prm_b))
+		fail("valid params rejected");
+	uint64_t now = 0;
+	std::vector<std::vector<uint8_t>> a_out, b_out;
+	int ops = 0;
+
+	while (!in.done() && ops++ < 400) {
+		uint8_t op = in.u8();
+		switch (op % 8) {
+		case 0: {	/* post a WR on A */
+			mroce_wr wr{};
+			wr.op = in.u8() % 8;
+			wr.length = in.u16() % 5000;
+			wr.remote_va = kVa + (in.u16() & ~7u);
+			wr.rkey = 1;
+			wr.compare_add = in.u8();
+			if (wr.op == MROCE_WOP_CMP_SWAP || wr.op == MROCE_WOP_FETCH_ADD)
+				wr.length = 8;
+			mroce_conn_post(a.c.get(), &wr, now);
+			b.recvs++;
+			break;
+		}
+		case 1:		/* A and B transmit */
+			drain(a, now, &a_out);
+			drain(b, now, &b_out);
+			break;
+		case 2: {	/* raw packet into A, ICRC fixed up */
+			size_t len = in.u8() + 36;
+			std::vector<uint8_t> pk(len);
+			for (auto &x : pk)
+				x = in.u8();
+			pk[0] = MROCE_WIRE_VERSION;
+			mroce_pkt_seal(pk.data(), (uint32_t)len - 4, (uint32_t)len);
+			mroce_pkt p;
+			if (!mroce_pkt_parse(pk.data(), (uint32_t)len, &p))
+				mroce_conn_rx(a.c.get(), &p, in.u8() & 1, now);
+			break;
+		}
+		case 3: {	/* synthesized ACK/SACK for one of A's paths */
+			mroce_pkt p{};
+			p.version = MROCE_WIRE_VERSION;
+			p.opcode = MROCE_OP_ACK;
+			p.path = in.u8() % prm.num_paths;
+			const mroce_path &ph = a.c->path[p.path];
+			p.psn = ph.snd_una + in.u8();
+			p.dsn = a.c->snd_dsn_una + in.u8();
+			p.msn = a.c->msn_una + in.u8() % 4;
+			p.ack.high_psn = ph.snd_una + in.u16() % 300;
+			p.ack.cum_psn = p.ack.high_psn - in.u16() % 260;
+			p.ack.ecn_ce = in.u32();
+			p.ack.echo_ts = (uint32_t)(now / 1000) - in.u8();
+			p.ack.cum_dsn = a.c->snd_dsn_una + in.u8() % 64;
+			p.ack.syndrome = in.u8() % 8;
+			p.ack.rnr_timer = p.ack.syndrome == MROCE_SYN_RNR ? in.u8() : 0;
+			for (auto &w : p.ack.sack)
+				w = in.u64();
+			std::vector<uint8_t> bb(MROCE_MAX_PKT);
+			int n = mroce_pkt_build(bb.data(), (uint32_t)bb.size(), &p);
+			mroce_pkt q;
+			if (n > 0 && !mroce_pkt_parse(bb.data(), (uint32_t)n, &q))
+				mroce_conn_rx(a.c.get(), &q, false, now);
+			break;
+		}
+		case 4: {	/* deliver one of A's packets to B, maybe mutated */
+			if (a_out.empty())
+				break;
+			auto pk = a_out[in.u8() % a_out.size()];
+			if (in.u8() & 1) {
+				pk[in.u8() % pk.size()] ^= in.u8();
+				mroce_pkt_seal(pk.data(), (uint32_t)pk.size() - 4,
+					       (uint32_t)pk.size());
+			}
+			mroce_pkt p;
+			if (!mroce_pkt_parse(pk.data(), (uint32_t)pk.size(), &p))
+				mroce_conn_rx(b.c.get(), &p, in.u8() & 1, now);
+			break;
+		}
+		case 5: {	/* deliver one of B's packets to A */
+			if (b_out.empty())
+				break;
+			auto &pk = b_out[in.u8() % b_out.size()];
+			mroce_pkt p;
+			if (!mroce_pkt_parse(pk.data(), (uint32_t)pk.size(), &p))
+				mroce_conn_rx(a.c.get(), &p, in.u8() & 1, now);
+			break;
+		}
+		case 6:		/* time passes, timers run */
+			now += (uint64_t)in.u16() * 1000;
+			mroce_conn_timer(a.c.get(), now);
+			mroce_conn_timer(b.c.get(), now);
+			break;
+		default: {	/* jump to A's next timer; toggle denials */
+			uint64_t t = mroce_conn_next_timer(a.c.get());
+			if (t != UINT64_MAX && t > now && t - now < 10000000000ULL)
+				now = t;
+			mroce_conn_timer(a.c.get(), now);
+			b.deny = in.u8() & 3;
+			break;
+		}
+		}
+		a.check();
+		b.check();
+		if (a_out.size() >= 512)
+			a_out.erase(a_out.begin(), a_out.begin() + 256);
+		if (b_out.size() >= 512)
+			b_out.erase(b_out.begin(), b_out.begin() + 256);
+	}
+	return 0;
+}
