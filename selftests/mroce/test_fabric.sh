@@ -163,14 +163,15 @@ psum() {
 }
 # Columns of the paths file.
 C_SPORT=3 C_STATE=4 C_SRTT=5 C_TX=9 C_LOST=12 C_RETX=13 C_RTOS=14 C_STEERS=16 C_DOWNS=17 C_ECN=18
-C_SPUR=20 C_REO=21 C_MINRTT=6
+C_SPUR=20 C_REO=21 C_MINRTT=6 C_ECNCE=22
 
 pstats() {
 	local f=$1
 	echo "# paths: tx $(psum "$f" $C_TX) lost $(psum "$f" $C_LOST) retx $(psum "$f" $C_RETX)" \
 		"rtos $(psum "$f" $C_RTOS) spurious $(psum "$f" $C_SPUR) steers $(psum "$f" $C_STEERS) downs $(psum "$f" $C_DOWNS)" \
 		"max_reo_us $(awk -v c=$C_REO 'NR > 1 && $c > m {m = $c} END {print m + 0}' "$f")" \
-		"ecn_paths $(awk -v c=$C_ECN 'NR > 1 && $c > 0 {n++} END {print n + 0}' "$f")"
+		"ecn_paths $(awk -v c=$C_ECNCE 'NR > 1 && $c > 0 {n++} END {print n + 0}' "$f")" \
+		"ecn_ce $(psum "$f" $C_ECNCE)"
 }
 
 # ---- scenarios ------------------------------------------------------------------
@@ -367,7 +368,7 @@ sc_delay() {
 }
 
 sc_ecn() {
-	local marks ecnp np
+	local marks ecnp np ce
 	# p1 marks CE on 20% of its ECT(0) packets instead of dropping them
 	# (netem loss ... ecn): a congested link seen through ECN only.
 	tc -n r1 qdisc add dev p1 root netem loss 20% ecn
@@ -381,15 +382,21 @@ sc_ecn() {
 	marks=$(netem_drops)
 	qdisc_clear
 	pstats "$log/ecn.paths"
-	# Paths (by index) whose ecn_frac was > 0 in some sample: steering
-	# resets it, so the final snapshot alone may show none.
-	ecnp=$(awk -v c=$C_ECN '$1 != "t" && $1 != "qpn" && $c > 0 {seen[$2] = 1} END {print length(seen) + 0}' "$log/ecn.timeline")
+	# ecn_ce counts every CE mark the receiver echoed back on a path since
+	# the connection started (ecn_ppm is an average that steering resets
+	# and that decays within a few hundred ACKs once a marked path moved
+	# off p1: a sampled average can miss all of it).  Marked paths are
+	# those hashed onto p1 at some time, never all of them; the sender
+	# cannot see more marks than netem made.
+	ecnp=$(awk -v c=$C_ECNCE 'NR > 1 && $c > 0 {n++} END {print n + 0}' "$log/ecn.paths")
+	ce=$(psum "$log/ecn.paths" $C_ECNCE)
 	np=$(awk 'NR > 1' "$log/ecn.paths" | wc -l)
-	echo "# ecn: CE marks by netem (it counts them as drops) ${marks:-0}; paths with ecn_frac > 0 in some sample: $ecnp of $np"
-	if [ "${marks:-0}" -gt 0 ] && [ "$ecnp" -gt 0 ] && [ "$ecnp" -lt "$np" ]; then
-		tb_ok "fabric: ECN: $marks CE marks seen on $ecnp of $np paths (those hashed onto the marking link)"
+	echo "# ecn: CE marks by netem (it counts them as drops) ${marks:-0}; echoed to the sender $ce, on $ecnp of $np paths"
+	if [ "${marks:-0}" -gt 0 ] && [ "$ce" -gt 0 ] && [ "$ce" -le "$marks" ] &&
+	   [ "$ecnp" -gt 0 ] && [ "$ecnp" -lt "$np" ]; then
+		tb_ok "fabric: ECN: $ce of $marks CE marks reached the sender, on $ecnp of $np paths (those hashed onto the marking link)"
 	else
-		tb_not_ok "fabric: ECN marks reach the sender's per-path state" "marks ${marks:-0}, ecn paths $ecnp of $np"
+		tb_not_ok "fabric: ECN marks reach the sender's per-path state" "marks ${marks:-0}, echoed $ce, on $ecnp of $np paths"
 	fi
 }
 

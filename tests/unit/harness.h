@@ -212,6 +212,7 @@ public:
 	bool all_dead = false;
 	ChannelCfg cfg;
 	uint64_t sent = 0, dropped = 0, corrupted = 0;
+	uint64_t ce_marked[2] = {0, 0};	// CE-marked packets, by receiver
 
 	void send(int from, uint16_t sport, std::vector<uint8_t> b, uint64_t now)
 	{
@@ -222,6 +223,8 @@ public:
 		}
 		bool ce = ce_ports.count({from, sport}) || chance(cfg.ce);
 		int copies = chance(cfg.dup) ? 2 : 1;
+		if (ce)
+			ce_marked[1 - from] += copies;
 		for (int i = 0; i < copies; i++) {
 			Pkt p{now + delay(), seq++, 1 - from, ce, b};
 			if (chance(cfg.corrupt) && !p.bytes.empty()) {

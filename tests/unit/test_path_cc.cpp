@@ -87,6 +87,33 @@ TEST(Paths, EcnOutlierIsSteeredToANewPort)
 		EXPECT_EQ(pstats(w.ep[0], i).steers, 0u) << i;
 }
 
+// The per-path CE count the sender keeps is what the receiver echoed:
+// never more than the network marked, even when steering (which resets the
+// path's ECN average) meets ACKs reordered across it.
+TEST(Paths, EcnCountSurvivesSteeringWithoutDoubleCounting)
+{
+	auto p = World::params(21, 4);
+	p.steer_ns = 50 * kUs;
+	World w(21, p, p);
+	w.ch.ce_ports.insert({0, pstats(w.ep[0], 2).sport});
+	w.ch.cfg.ce = 0.02;
+	w.ch.cfg.reorder = 0.8;
+	w.ch.cfg.reorder_ns = 500 * kUs;
+	std::vector<uint8_t> data = pattern(64 * 1024, 6);
+	for (int i = 0; i < 40; i++)
+		ASSERT_EQ(w.ep[0].post(write_wr(data.size(), (i % 8) * 65536), data, 0), 0);
+	ASSERT_TRUE(w.run_until([&] { return w.ep[0].cqes.size() == 40; }, 4000 * kMs));
+	uint64_t echoed = 0, steers = 0;
+	for (uint32_t i = 0; i < 4; i++) {
+		echoed += pstats(w.ep[0], i).ecn_ce;
+		steers += pstats(w.ep[0], i).steers;
+	}
+	EXPECT_GE(steers, 1u);
+	EXPECT_GT(echoed, 0u);
+	EXPECT_LE(echoed, w.ch.ce_marked[1]);
+	EXPECT_GE(pstats(w.ep[0], 2).ecn_ce, 1u);
+}
+
 TEST(Paths, AllPathsDeadReportsRetryExceeded)
 {
 	auto p = World::params(3, 4);

@@ -14,7 +14,10 @@
  *
  *   qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts
  *   tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm
- *   spurious reo_us
+ *   spurious reo_us ecn_ce
+ *
+ * ecn_ppm is a moving average that steering resets; ecn_ce counts every
+ * CE mark the peer echoed on the path since the connection started.
  *
  * QPs are walked under RCU (destroy_qp erases the QP from qp_xa and waits
  * for a grace period before the connection is freed); each path's stats
@@ -39,7 +42,7 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 	u32 i, n;
 	bool ok;
 
-	seq_puts(s, "qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm spurious reo_us\n");
+	seq_puts(s, "qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm spurious reo_us ecn_ce\n");
 	rcu_read_lock();
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		spin_lock_irqsave(&qp->lock, flags);
@@ -56,7 +59,7 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 			spin_unlock_irqrestore(&qp->lock, flags);
 			if (!ok)
 				break;
-			seq_printf(s, "%lu %u %u %s %llu %llu %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu\n",
+			seq_printf(s, "%lu %u %u %s %llu %llu %u %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %llu\n",
 				   qpn, i, st.sport,
 				   st.state == MROCE_PATH_UP ? "up" : "down",
 				   st.srtt_ns / 1000, st.min_rtt_ns / 1000,
@@ -65,7 +68,8 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 				   st.lost_pkts, st.retx_pkts, st.rtos,
 				   st.tlps, st.steers, st.downs,
 				   st.ecn_frac_ppm, st.loss_frac_ppm,
-				   st.spurious, st.reo_wnd_ns / 1000);
+				   st.spurious, st.reo_wnd_ns / 1000,
+				   st.ecn_ce);
 		}
 	}
 	rcu_read_unlock();
@@ -91,7 +95,7 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!ok)
 			continue;
-		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu\n",
+		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %llu\n",
 			   qpn, info.ok ? "ok" : "error", info.err_status,
 			   info.st.tx_data, info.st.tx_acks, info.st.tx_probes,
 			   info.st.tx_retx, info.st.rx_data, info.st.rx_acks,

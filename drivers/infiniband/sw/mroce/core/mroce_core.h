@@ -425,6 +425,7 @@ struct mroce_path_stats {
 	u64 steers;
 	u64 downs;
 	u64 spurious;		/* losses later proven by a SACK of the original */
+	u64 ecn_ce;		/* CE-marked packets the peer echoed, cumulative */
 	u64 reo_wnd_ns;		/* RACK reorder window (filled on export) */
 };
 

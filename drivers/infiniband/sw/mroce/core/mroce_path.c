@@ -248,5 +248,9 @@ void mroce_path_steer(struct mroce_conn *c, u64 now)
 	p->st.min_rtt_ns = 0;
 	p->steer_samples = 0;
 	p->cc_alpha_ppm = 0;
-	p->ecn_valid = false;
+	/*
+	 * The CE echo baseline stays: the peer's count for this path index
+	 * runs on across the steer, and re-learning it from an ACK that was
+	 * already in flight would count the same marks twice.
+	 */
 }

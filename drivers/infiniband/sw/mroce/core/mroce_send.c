@@ -316,6 +316,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		ce = a->ecn_ce - p->ecn_ce_seen;
 		if (ce > (1u << 24))
 			ce = 0;		/* went backwards: reordered ACK */
+		p->st.ecn_ce += ce;
 	}
 	if (!p->ecn_valid || ce)
 		p->ecn_ce_seen = a->ecn_ce;
