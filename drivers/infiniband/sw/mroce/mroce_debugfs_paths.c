@@ -95,7 +95,7 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!ok)
 			continue;
-		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %llu\n",
+		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu\n",
 			   qpn, info.ok ? "ok" : "error", info.err_status,
 			   info.st.tx_data, info.st.tx_acks, info.st.tx_probes,
 			   info.st.tx_retx, info.st.rx_data, info.st.rx_acks,
