@@ -161,8 +161,12 @@ xfer() {
 psum() {
 	awk -v c="$2" 'NR > 1 {s += $c} END {print s + 0}' "$1"
 }
+# pcount FILE COLUMN: rows (paths) of a paths snapshot whose column is > 0.
+pcount() {
+	awk -v c="$2" 'NR > 1 && $c > 0 {n++} END {print n + 0}' "$1"
+}
 # Columns of the paths file.
-C_SPORT=3 C_STATE=4 C_SRTT=5 C_TX=9 C_LOST=12 C_RETX=13 C_RTOS=14 C_STEERS=16 C_DOWNS=17 C_ECN=18
+C_SPORT=3 C_STATE=4 C_SRTT=5 C_TX=9 C_LOST=12 C_RETX=13 C_RTOS=14 C_STEERS=16 C_DOWNS=17
 C_SPUR=20 C_REO=21 C_MINRTT=6 C_ECNCE=22
 
 pstats() {
@@ -170,7 +174,7 @@ pstats() {
 	echo "# paths: tx $(psum "$f" $C_TX) lost $(psum "$f" $C_LOST) retx $(psum "$f" $C_RETX)" \
 		"rtos $(psum "$f" $C_RTOS) spurious $(psum "$f" $C_SPUR) steers $(psum "$f" $C_STEERS) downs $(psum "$f" $C_DOWNS)" \
 		"max_reo_us $(awk -v c=$C_REO 'NR > 1 && $c > m {m = $c} END {print m + 0}' "$f")" \
-		"ecn_paths $(awk -v c=$C_ECNCE 'NR > 1 && $c > 0 {n++} END {print n + 0}' "$f")" \
+		"ecn_paths $(pcount "$f" $C_ECNCE)" \
 		"ecn_ce $(psum "$f" $C_ECNCE)"
 }
 
@@ -388,7 +392,7 @@ sc_ecn() {
 	# off p1: a sampled average can miss all of it).  Marked paths are
 	# those hashed onto p1 at some time, never all of them; the sender
 	# cannot see more marks than netem made.
-	ecnp=$(awk -v c=$C_ECNCE 'NR > 1 && $c > 0 {n++} END {print n + 0}' "$log/ecn.paths")
+	ecnp=$(pcount "$log/ecn.paths" $C_ECNCE)
 	ce=$(psum "$log/ecn.paths" $C_ECNCE)
 	np=$(awk 'NR > 1' "$log/ecn.paths" | wc -l)
 	echo "# ecn: CE marks by netem (it counts them as drops) ${marks:-0}; echoed to the sender $ce, on $ecnp of $np paths"
