@@ -342,6 +342,99 @@ TEST(Hostile, AbortedReadSourceFailsReadWithRemAccess)
 					MROCE_SYN_REM_ACCESS), MROCE_E_NOMSG);
 }
 
+// The responder retransmits a READ response the requester already has (the
+// ACK for it was lost), and its source is gone by then: the NAK names a READ
+// the requester completed.  It fails the oldest outstanding WR instead of
+// being dropped (which left the requester to time out with RETRY_EXC).
+TEST(Hostile, NakForRecentlyCompletedReadFailsOldestOutstanding)
+{
+	Pair pr(isn_params());
+	mroce_conn *a = pr.a.conn.get(), *b = pr.b.conn.get();
+	const uint32_t m1 = a->msn_nxt;
+	ASSERT_EQ(pr.a.post(read_wr(64), std::vector<uint8_t>(64), 0), 0);
+	ASSERT_EQ(pr.a.post(read_wr(64, 64), std::vector<uint8_t>(64), 0), 0);
+	auto req = drain(pr.a, 0);
+	ASSERT_EQ(req.size(), 2u);
+	for (auto &w : req)
+		ASSERT_EQ(deliver(pr.b, w, 1000), 0);
+	/* only the first response reaches a; a's ACKs never reach b */
+	bool got = false;
+	for (auto &w : drain(pr.b, 1000))
+		if (is_op(w, MROCE_OP_READ_RESP) && parse1(w).msn == m1) {
+			EXPECT_EQ(deliver(pr.a, w, 2000), 0);
+			got = true;
+		}
+	ASSERT_TRUE(got);
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, (uint32_t)MROCE_ST_SUCCESS);
+	drain(pr.a, 2000);
+
+	/* b's loss recovery resends READ 1's response: its source is gone */
+	std::vector<Wire> nak;
+	bool aborted = false;
+	uint64_t now = 2000;
+	for (int i = 0; i < 64 && !aborted; i++) {
+		now = std::max(now, mroce_conn_next_timer(b));
+		ASSERT_NE(now, UINT64_MAX);
+		mroce_conn_timer(b, now);
+		mroce_tx tx;
+		while (mroce_conn_tx(b, now, &tx) == 1) {
+			if (!aborted && tx.pkt.opcode == MROCE_OP_READ_RESP &&
+			    tx.pkt.msn == m1) {
+				EXPECT_EQ(mroce_conn_resp_abort(b, &tx,
+						MROCE_SYN_REM_ACCESS), 0);
+				aborted = true;
+			} else if (aborted) {
+				nak.push_back(pr.b.build(tx));
+			}
+		}
+	}
+	ASSERT_TRUE(aborted);
+	ASSERT_EQ(nak.size(), 1u);
+	mroce_pkt p = parse1(nak[0]);
+	EXPECT_EQ(p.msn, m1);
+	/* the same NAK with a DSN that is none of READ 1's: dropped */
+	mroce_pkt bad = p;
+	bad.dsn += 5;
+	EXPECT_EQ(mroce_conn_rx(a, &bad, false, now + 10), MROCE_E_WINDOW);
+	EXPECT_EQ(a->state, (uint32_t)MROCE_CONN_OK);
+	EXPECT_EQ(a->st.rx_ack_invalid, 1u);
+	EXPECT_EQ(deliver(pr.a, nak[0], now + 10), 0);
+	EXPECT_EQ(a->st.rx_ack_invalid, 1u);
+	ASSERT_EQ(pr.a.cqes.size(), 2u);
+	EXPECT_EQ(pr.a.cqes[1].status, (uint32_t)MROCE_ST_REM_ACCESS);
+	EXPECT_EQ(pr.a.cqes[1].op, (uint32_t)MROCE_WOP_READ);
+	EXPECT_NE(a->state, (uint32_t)MROCE_CONN_OK);
+}
+
+// With nothing outstanding, such a NAK still ends the connection (the peer
+// stopped): the next WR flushes at once instead of timing out.  A NAK for
+// a message whose slot was reused since is dropped.
+TEST(Hostile, NakForRecentMessageWithNothingOutstanding)
+{
+	Pair pr(isn_params());
+	mroce_conn *a = pr.a.conn.get();
+	const uint32_t m1 = a->msn_nxt, d1 = a->snd_dsn_nxt;
+	ASSERT_EQ(pr.a.post(write_wr(64), std::vector<uint8_t>(64, 1), 0), 0);
+	uint64_t now = 0;
+	exchange(pr, now);
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	ASSERT_EQ(a->msn_una, a->msn_nxt);
+	mroce_pkt nak = forged_ack(MROCE_SYN_REM_ACCESS);
+	nak.ack.cum_dsn = a->snd_dsn_una;
+	nak.ack.high_psn = a->path[0].snd_nxt;
+	nak.ack.cum_psn = a->path[0].snd_nxt;
+	nak.msn = m1 - MROCE_MAX_MSGS;	/* long gone */
+	nak.dsn = d1;
+	EXPECT_EQ(mroce_conn_rx(a, &nak, false, now), MROCE_E_WINDOW);
+	nak.msn = m1;
+	EXPECT_EQ(mroce_conn_rx(a, &nak, false, now), 0);
+	EXPECT_EQ(a->state, (uint32_t)MROCE_CONN_ERROR);
+	EXPECT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.post(write_wr(64), std::vector<uint8_t>(64, 1), now),
+		  MROCE_E_STATE);
+}
+
 // A responder still at RTR (no sq_psn yet) answers READs in the LATE
 // spaces of its rq_psn; the requester follows; RTS does not move them.
 TEST(Hostile, ResponderAtRtrAnswersInLateSpaces)
