@@ -119,21 +119,13 @@ static void mroce_dsn_advance(struct mroce_conn *c)
 	mroce_resp_pop(c);
 }
 
-/*
- * Fatal NAK for our message msn: earlier ones completed at the peer.  A NAK
- * for a message we completed already (mroce_smsg_recent()) fails the oldest
- * outstanding one instead: the peer stopped, and serves nothing after msn.
- */
+/* Fatal NAK for our message msn: earlier ones completed at the peer. */
 static void mroce_send_fatal(struct mroce_conn *c, u32 msn, u32 status)
 {
 	struct mroce_smsg *m;
 	u32 k;
 
-	/* mroce_ack_valid() checked that msn is outstanding or recent */
-	if (msn - c->msn_una >= c->msn_nxt - c->msn_una) {
-		mroce_conn_set_error(c, status);
-		return;
-	}
+	/* mroce_ack_valid() checked that msn is outstanding */
 	for (k = c->msn_una; k != msn; k++) {
 		m = mroce_smsg_of(c, k);
 		if (m->done)
@@ -216,22 +208,6 @@ static struct mroce_smsg *mroce_smsg_out(struct mroce_conn *c, u32 msn)
 }
 
 /*
- * Is msn one of our messages completed so recently that its slot still
- * describes it?  A responder that re-reads the source of a READ response
- * it retransmits (the first copy arrived, the ACK for it did not yet) NAKs
- * that READ although we completed it.
- */
-static struct mroce_smsg *mroce_smsg_recent(struct mroce_conn *c, u32 msn)
-{
-	struct mroce_smsg *m = mroce_smsg_of(c, msn);
-
-	if (c->msn_una - msn - 1 >= MROCE_MAX_MSGS || m->in_use ||
-	    m->msn != msn || !m->pkts)
-		return NULL;
-	return m;
-}
-
-/*
  * Acceptance of an ACK or NAK (Documentation/mroce-protocol.rst,
  * "Acceptance"): it must name what we have in flight, so that only the
  * peer, which knows our sequence spaces, can act on our state.
@@ -243,9 +219,8 @@ static struct mroce_smsg *mroce_smsg_recent(struct mroce_conn *c, u32 msn)
  *    lost, and the answer to a probe of a down path is such an ACK;
  *  - RNR NAK: dsn names an undelivered request segment of message msn
  *    (its PSN may have left the path's window: declared lost meanwhile);
- *  - fatal NAK: msn outstanding, or completed so recently that its slot
- *    still holds it, and dsn one of that message's packets (a message's
- *    DSNs are contiguous: [first_dsn, first_dsn + pkts)).
+ *  - fatal NAK: msn outstanding and dsn one of that message's packets
+ *    (a message's DSNs are contiguous: [first_dsn, first_dsn + pkts)).
  */
 #define MROCE_ACK_PSN_HIST	(1u << 16)
 
@@ -273,11 +248,9 @@ static bool mroce_ack_valid(struct mroce_conn *c, const struct mroce_path *p,
 		       ent->msn == pkt->msn && mroce_smsg_out(c, pkt->msn);
 	}
 	m = mroce_smsg_out(c, pkt->msn);
-	if (m && !m->segmented && !m->next_off)
+	if (!m || (!m->segmented && !m->next_off))
 		return false;
-	if (!m)
-		m = mroce_smsg_recent(c, pkt->msn);
-	return m && pkt->dsn - m->first_dsn < m->pkts;
+	return pkt->dsn - m->first_dsn < m->pkts;
 }
 
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
