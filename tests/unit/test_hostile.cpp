@@ -342,6 +342,142 @@ TEST(Hostile, AbortedReadSourceFailsReadWithRemAccess)
 					MROCE_SYN_REM_ACCESS), MROCE_E_NOMSG);
 }
 
+// Run b's timers until its loss recovery resends a READ_RESP of msn, which
+// the glue then finds unreadable (mroce_conn_resp_abort()); everything else
+// b sends meanwhile is returned.  Fails the test if no such resend comes.
+static std::vector<Wire> abort_resent_resp(Pair &pr, uint32_t msn,
+					   uint64_t &now)
+{
+	mroce_conn *b = pr.b.conn.get();
+	std::vector<Wire> out;
+	for (int i = 0; i < 64; i++) {
+		now = std::max(now, mroce_conn_next_timer(b));
+		if (now == UINT64_MAX)
+			break;
+		mroce_conn_timer(b, now);
+		mroce_tx tx;
+		bool aborted = false;
+		while (mroce_conn_tx(b, now, &tx) == 1) {
+			if (!aborted && tx.pkt.opcode == MROCE_OP_READ_RESP &&
+			    tx.pkt.msn == msn) {
+				EXPECT_TRUE(tx.pkt.flags &
+					    (MROCE_F_RETX | MROCE_F_TLP));
+				EXPECT_EQ(mroce_conn_resp_abort(b, &tx,
+						MROCE_SYN_REM_ACCESS), 0);
+				aborted = true;
+			} else {
+				out.push_back(pr.b.build(tx));
+			}
+		}
+		if (aborted)
+			return out;
+	}
+	ADD_FAILURE() << "no resend of msn " << msn;
+	return out;
+}
+
+// The responder resends a READ response the requester already has (the ACK
+// for it was lost) and finds its source gone.  Its NAK names a READ the
+// requester completed: dropped, answered by an ACK that releases the
+// responder's slot; nothing fails and the next READ completes.
+TEST(Hostile, ResentResponseWithSourceGoneForCompletedRead)
+{
+	Pair pr(isn_params());
+	mroce_conn *a = pr.a.conn.get(), *b = pr.b.conn.get();
+	const uint32_t m1 = a->msn_nxt;
+	ASSERT_EQ(pr.a.post(read_wr(64), std::vector<uint8_t>(64), 0), 0);
+	ASSERT_EQ(pr.a.post(read_wr(64, 64), std::vector<uint8_t>(64), 0), 0);
+	auto req = drain(pr.a, 0);
+	ASSERT_EQ(req.size(), 2u);
+	for (auto &w : req)
+		ASSERT_EQ(deliver(pr.b, w, 1000), 0);
+	/* only READ 1's response reaches a; a's ACKs never reach b */
+	bool got = false;
+	for (auto &w : drain(pr.b, 1000))
+		if (is_op(w, MROCE_OP_READ_RESP) && parse1(w).msn == m1) {
+			EXPECT_EQ(deliver(pr.a, w, 2000), 0);
+			got = true;
+		}
+	ASSERT_TRUE(got);
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, (uint32_t)MROCE_ST_SUCCESS);
+	drain(pr.a, 2000);
+
+	uint64_t now = 2000;
+	auto out = abort_resent_resp(pr, m1, now);
+	EXPECT_EQ(b->state, (uint32_t)MROCE_CONN_OK);
+	std::vector<Wire> naks;
+	for (auto &w : out)
+		if (is_op(w, MROCE_OP_ACK) && parse1(w).ack.syndrome ==
+		    MROCE_SYN_REM_ACCESS)
+			naks.push_back(w);
+	ASSERT_EQ(naks.size(), 1u);
+	mroce_pkt nak = parse1(naks[0]);
+	EXPECT_EQ(nak.msn, m1);
+
+	/* the same NAK naming a DSN that is none of READ 1's: no answer */
+	mroce_pkt bad = nak;
+	bad.dsn += 5;
+	EXPECT_EQ(mroce_conn_rx(a, &bad, false, now), MROCE_E_WINDOW);
+	EXPECT_TRUE(drain(pr.a, now).empty());
+	/* the real one: dropped, fails nothing, answered by an ACK */
+	EXPECT_EQ(deliver(pr.a, naks[0], now), MROCE_E_WINDOW);
+	EXPECT_EQ(a->state, (uint32_t)MROCE_CONN_OK);
+	EXPECT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(a->st.rx_ack_invalid, 2u);
+	auto ack = drain(pr.a, now);
+	ASSERT_EQ(ack.size(), 1u);
+	ASSERT_TRUE(is_op(ack[0], MROCE_OP_ACK));
+	EXPECT_EQ(parse1(ack[0]).ack.syndrome, (uint8_t)MROCE_SYN_ACK);
+	const uint32_t slots = b->resp_len;
+	EXPECT_EQ(deliver(pr.b, ack[0], now), 0);
+	EXPECT_LT(b->resp_len, slots);
+
+	/* the rest of b's traffic (READ 2's response) now gets through */
+	for (auto &w : out)
+		if (!is_op(w, MROCE_OP_ACK))
+			deliver(pr.a, w, now);
+	exchange(pr, now);
+	ASSERT_EQ(pr.a.cqes.size(), 2u);
+	EXPECT_EQ(pr.a.cqes[1].status, (uint32_t)MROCE_ST_SUCCESS);
+	EXPECT_EQ(a->state, (uint32_t)MROCE_CONN_OK);
+	EXPECT_EQ(b->state, (uint32_t)MROCE_CONN_OK);
+	EXPECT_EQ(b->resp_len, 0u);
+}
+
+// The requester never got the response whose resend found its source gone:
+// it accepts the NAK and fails the READ with REM_ACCESS.  The responder
+// stops when the source is found gone a second time.
+TEST(Hostile, ResentResponseWithSourceGoneFailsUnfinishedRead)
+{
+	Pair pr(isn_params());
+	mroce_conn *a = pr.a.conn.get(), *b = pr.b.conn.get();
+	const uint32_t m1 = a->msn_nxt;
+	ASSERT_EQ(pr.a.post(read_wr(64), std::vector<uint8_t>(64), 0), 0);
+	auto req = drain(pr.a, 0);
+	ASSERT_EQ(req.size(), 1u);
+	ASSERT_EQ(deliver(pr.b, req[0], 1000), 0);
+	drain(pr.b, 1000);	/* the response is lost */
+	uint64_t now = 1000;
+	auto out = abort_resent_resp(pr, m1, now);
+	EXPECT_EQ(b->state, (uint32_t)MROCE_CONN_OK);
+	std::vector<Wire> naks;
+	for (auto &w : out)
+		if (is_op(w, MROCE_OP_ACK) && parse1(w).ack.syndrome ==
+		    MROCE_SYN_REM_ACCESS)
+			naks.push_back(w);
+	ASSERT_EQ(naks.size(), 1u);
+	/* that NAK is lost too: the next resend stops the responder */
+	abort_resent_resp(pr, m1, now);
+	EXPECT_EQ(b->state, (uint32_t)MROCE_CONN_ERROR);
+	/* the first NAK fails the READ */
+	EXPECT_EQ(deliver(pr.a, naks[0], now), 0);
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, (uint32_t)MROCE_ST_REM_ACCESS);
+	EXPECT_EQ(pr.a.cqes[0].op, (uint32_t)MROCE_WOP_READ);
+	EXPECT_NE(a->state, (uint32_t)MROCE_CONN_OK);
+}
+
 // A responder still at RTR (no sq_psn yet) answers READs in the LATE
 // spaces of its rq_psn; the requester follows; RTS does not move them.
 TEST(Hostile, ResponderAtRtrAnswersInLateSpaces)

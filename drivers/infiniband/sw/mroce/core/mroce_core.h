@@ -549,6 +549,7 @@ struct mroce_resp {
 	u32 pkts_sent;
 	u32 req_dsn;		/* DSN of the request (named by a NAK) */
 	u16 req_path;
+	u8 src_lost;		/* a resent segment found its source gone */
 };
 
 struct mroce_conn_stats {

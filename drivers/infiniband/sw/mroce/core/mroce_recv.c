@@ -594,6 +594,18 @@ int mroce_conn_resp_abort(struct mroce_conn *c, const struct mroce_tx *tx,
 			continue;
 		c->st.nak_tx++;
 		mroce_nak_set(c, syn, s->req_path, 0, s->req_dsn, s->msn);
+		/*
+		 * A resent segment may be one the requester already has (the
+		 * ACK for it is late or lost): if it completed the READ it
+		 * drops the NAK and answers with an ACK that releases the
+		 * slot.  Stop only when the source is found gone a second
+		 * time, a loss-recovery round later, or on a first copy.
+		 */
+		if ((tx->pkt.flags & (MROCE_F_RETX | MROCE_F_TLP)) &&
+		    !s->src_lost) {
+			s->src_lost = 1;
+			return 0;
+		}
 		mroce_conn_set_error(c, mroce_syn_to_status(syn));
 		return 0;
 	}

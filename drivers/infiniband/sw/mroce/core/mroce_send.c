@@ -208,6 +208,20 @@ static struct mroce_smsg *mroce_smsg_out(struct mroce_conn *c, u32 msn)
 }
 
 /*
+ * Is msn one of our messages completed so recently that its slot still
+ * describes it, and dsn one of its packets?  A responder NAKs such a READ
+ * when the source of a response segment it resends (the first copy
+ * arrived, our ACK for it did not yet) is gone: mroce_conn_resp_abort().
+ */
+static bool mroce_smsg_recent(struct mroce_conn *c, u32 msn, u32 dsn)
+{
+	struct mroce_smsg *m = mroce_smsg_of(c, msn);
+
+	return c->msn_una - msn - 1 < MROCE_MAX_MSGS && !m->in_use &&
+	       m->msn == msn && m->pkts && dsn - m->first_dsn < m->pkts;
+}
+
+/*
  * Acceptance of an ACK or NAK (Documentation/mroce-protocol.rst,
  * "Acceptance"): it must name what we have in flight, so that only the
  * peer, which knows our sequence spaces, can act on our state.
@@ -271,6 +285,18 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	/* Validate before touching any state. */
 	if (!mroce_ack_valid(c, p, pkt, &cum_ok)) {
 		c->st.rx_ack_invalid++;
+		/*
+		 * A fatal NAK for a READ we completed: the responder lacks
+		 * our ACK for its response.  Dropped (it fails nothing), but
+		 * answered at once with an ACK on its path, which releases
+		 * the responder's slot.
+		 */
+		if (a->syndrome != MROCE_SYN_ACK &&
+		    a->syndrome != MROCE_SYN_RNR &&
+		    mroce_smsg_recent(c, pkt->msn, pkt->dsn)) {
+			p->ack_now = true;
+			p->ack_pending = true;
+		}
 		return MROCE_E_WINDOW;
 	}
 
