@@ -182,6 +182,81 @@ TEST(Cc, DelayAboveTargetCutsWindow)
 	EXPECT_GE(cwnd_after_round(false, 30 * kUs), p.cwnd_init);
 }
 
+TEST(Cc, DelayBetweenTargetAndSevereHolds)
+{
+	mroce_params p = one_path_params();
+	/* 10 us base, 60 us measured: above min + 25 us, below min + 4 x 25 */
+	uint32_t held = cwnd_after_round(false, 60 * kUs);
+	EXPECT_GE(held, p.cwnd_init);	/* no cut */
+	EXPECT_LT(held, cwnd_after_round(false, 10 * kUs));	/* no growth */
+}
+
+TEST(Cc, ConnectionWindowBoundsAllPathsTogether)
+{
+	/* 16 paths of 8 packets each: the connection still sends 8, not 128 */
+	mroce_params p = one_path_params(16);
+	const uint32_t pkt = 1024 + MROCE_PKT_OVERHEAD;
+	p.cwnd_init = 8 * pkt;
+	Pair pr(p);
+	ASSERT_EQ(pr.a.post(write_wr(256 * 1024), std::vector<uint8_t>(256 * 1024, 3), 0), 0);
+	auto pk = drain(pr.a, 0);
+	EXPECT_EQ(pk.size(), 8u);
+	EXPECT_EQ(pr.a.conn->cc.cwnd, 8 * pkt);
+	/* spread over paths, one each while their windows are equal */
+	std::set<uint32_t> paths;
+	for (auto &x : pk)
+		paths.insert(parse1(x).path);
+	EXPECT_EQ(paths.size(), 8u);
+}
+
+namespace {
+
+// Eight 128 KiB WRITEs through w's channel; returns the sender's
+// connection.
+const mroce_conn &transfer(World &w, const std::vector<uint8_t> &data)
+{
+	for (int i = 0; i < 8; i++)
+		EXPECT_EQ(w.ep[0].post(write_wr(data.size(), i * data.size()), data, 0), 0);
+	EXPECT_TRUE(w.run_until([&] { return w.ep[0].cqes.size() == 8; }, 5000 * kMs));
+	for (auto &c : w.ep[0].cqes)
+		EXPECT_EQ(c.status, 0u);
+	return *w.ep[0].conn;
+}
+
+}  // namespace
+
+TEST(Cc, RandomLossDoesNotCutTheConnectionButEcnDoes)
+{
+	auto data = pattern(128 * 1024, 6);
+	auto p = World::params(21, 8);
+	World lossy(21, p, p);
+	lossy.ch.cfg.loss = 0.02;
+	const mroce_conn &a = transfer(lossy, data);
+	uint64_t lost = 0;
+	for (uint32_t i = 0; i < 8; i++)
+		lost += pstats(lossy.ep[0], i).lost_pkts;
+	EXPECT_GT(lost, 10u);
+	EXPECT_EQ(a.st.cc_cuts, 0u);	/* loss without a queue: repaired, not slowed */
+	EXPECT_GT(a.cc.cwnd, a.p.cwnd_init);
+
+	World marked(21, p, p);
+	marked.ch.cfg.ce = 0.3;
+	const mroce_conn &b = transfer(marked, data);
+	EXPECT_GT(b.st.cc_cuts, 0u);
+}
+
+TEST(Cc, RtoOnOneDeadPathKeepsTheConnectionWindow)
+{
+	auto data = pattern(128 * 1024, 7);
+	auto p = World::params(23, 8);
+	p.steer_ns = 10000 * kMs;	/* no steering: let the RTOs happen */
+	World w(23, p, p);
+	w.ch.dead.insert({0, pstats(w.ep[0], 3).sport});
+	const mroce_conn &a = transfer(w, data);
+	EXPECT_GE(pstats(w.ep[0], 3).rtos, 1u);
+	EXPECT_EQ(a.st.cc_cuts, 0u);	/* the other paths kept delivering */
+}
+
 TEST(Params, UpdateChangesOnlyTheRtsFields)
 {
 	Endpoint e;

@@ -171,6 +171,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
 	c->ctx = ctx;
 	c->now_ns = now_ns;
 	mroce_prng_seed(&c->rng, p->seed);
+	mroce_cc_conn_init(c);
 	for (i = 0; i < p->num_paths; i++) {
 		mroce_path_init(c, i, now_ns);
 		mroce_sack_rx_init(&c->path[i].rcv_sb,
@@ -322,6 +323,8 @@ void mroce_conn_get_info(const struct mroce_conn *c,
 	out->err_status = c->err_status;
 	out->msn_out = c->msn_nxt - c->msn_una;
 	out->resp_len = c->resp_len;
+	out->cwnd = c->cc.cwnd;
+	out->inflight = mroce_cc_conn_inflight(c);
 }
 
 int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
@@ -372,5 +375,8 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 		if (p->st.cwnd < c->p.cwnd_min || p->st.cwnd > c->p.cwnd_max)
 			return "cwnd outside [cwnd_min, cwnd_max]";
 	}
+	if (c->cc.cwnd < c->p.cwnd_min ||
+	    c->cc.cwnd > c->p.max_inflight * (c->p.mtu + MROCE_PKT_OVERHEAD))
+		return "connection cwnd outside [cwnd_min, max_inflight packets]";
 	return NULL;
 }

@@ -448,7 +448,7 @@ struct mroce_path {
 	u32 consec_rto;
 	u32 ecn_ce_seen;	/* last echoed CE count */
 	bool ecn_valid;
-	bool tlp_out;
+	u8 tlp_out;		/* tail-loss probes sent this flight */
 	bool tlp_req;		/* timer asked tx for a tail-loss probe */
 	bool rto_retx;		/* RTO fired: next packet goes here */
 	u32 steer_samples;	/* deliveries + losses since last steer */
@@ -560,6 +560,25 @@ struct mroce_conn_stats {
 	u64 completions;
 	u64 rx_ack_invalid;	/* ACK/NAK naming nothing in flight */
 	u64 rx_resp_invalid;	/* READ/ATOMIC response for no request */
+	u64 cc_cuts;		/* decreases of the connection window */
+};
+
+/*
+ * The connection's congestion window (mroce_cc.c, spec 9.1): the bytes
+ * all paths together may have in flight.  Paths keep their own windows,
+ * which decide where packets go; this one decides how many.
+ */
+struct mroce_conn_cc {
+	u32 cwnd;		/* bytes, [cwnd_min, max_inflight packets] */
+	u32 alpha_ppm;		/* DCTCP: EWMA of the CE fraction per round */
+	u64 srtt_ns;		/* smoothed RTT over every path's samples */
+	u64 cut_ns;		/* last decrease (0: none yet) */
+	u64 round_end_ns;	/* end of the current observation round */
+	u64 deliver_ns;		/* last ACK that delivered a packet, any path */
+	u32 round_pkts;		/* packets delivered in the round */
+	u32 round_ce;		/* of which CE-marked */
+	u32 round_lost;		/* packets declared lost (RACK) in the round */
+	bool round_queued;	/* the round saw CE or a severe delay */
 };
 
 enum mroce_conn_state {
@@ -598,6 +617,7 @@ struct mroce_conn {
 	u32 down_round_heard;	/* peer_heard when the current round began */
 	u64 next_steer_ns;
 	u32 sched_rr;
+	struct mroce_conn_cc cc;
 
 	/* receiver */
 	u32 rcv_dsn_cum;
@@ -690,6 +710,8 @@ struct mroce_conn_info {
 	u32 err_status;		/* MROCE_ST_* the connection failed with */
 	u32 msn_out;		/* our WRs not yet completed */
 	u32 resp_len;		/* READ/atomic responses being served */
+	u32 cwnd;		/* connection congestion window, bytes */
+	u32 inflight;		/* window bytes in flight, all paths */
 };
 
 void mroce_conn_get_info(const struct mroce_conn *c,

@@ -137,15 +137,19 @@ u32 mroce_loss_spurious(struct mroce_conn *c, struct mroce_path *p,
 bool mroce_loss_timer(struct mroce_conn *c, u64 now);
 u64 mroce_loss_next_timer(const struct mroce_conn *c);
 
-/* mroce_cc.c: per-path congestion control. */
+/* mroce_cc.c: congestion control, per path and per connection. */
 void mroce_cc_init(struct mroce_conn *c, struct mroce_path *p);
+void mroce_cc_conn_init(struct mroce_conn *c);
+u32 mroce_cc_conn_inflight(const struct mroce_conn *c);
 void mroce_cc_rtt_sample(struct mroce_conn *c, struct mroce_path *p,
 			 u64 rtt);
 void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
 		     u32 acked_bytes, u32 acked_pkts, u32 ce_pkts, u64 rtt,
 		     u64 now);
-void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u64 now);
-void mroce_cc_on_rto(struct mroce_conn *c, struct mroce_path *p);
+void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u32 pkts,
+		      u64 now);
+void mroce_cc_on_rto(struct mroce_conn *c, struct mroce_path *p, u64 rto,
+		     u64 now);
 
 /* mroce_send.c: sender engine. */
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,

@@ -15,6 +15,8 @@
  */
 #include "mroce_internal.h"
 
+/* Tail-loss probes per flight, each one probe timeout after the last send. */
+#define MROCE_TLP_MAX		2
 /* Doublings of the RTO on consecutive timeouts. */
 #define MROCE_BACKOFF_MAX	10
 /* Losses without a spurious one that halve the learned reorder window. */
@@ -27,10 +29,13 @@ u64 mroce_loss_rto(const struct mroce_conn *c, const struct mroce_path *p)
 {
 	u64 rto, cap;
 
-	if (!p->st.srtt_ns)
-		rto = c->p.rto_init_ns;
-	else
+	if (p->st.srtt_ns)
 		rto = p->st.srtt_ns + 4 * p->st.rttvar_ns + c->p.ack_delay_ns;
+	else if (c->cc.srtt_ns)
+		/* the connection's other paths: same hosts, a sound prior */
+		rto = 3 * c->cc.srtt_ns + c->p.ack_delay_ns;
+	else
+		rto = c->p.rto_init_ns;
 	if (rto < c->p.rto_min_ns)
 		rto = c->p.rto_min_ns;
 	/*
@@ -81,18 +86,21 @@ u64 mroce_loss_down_round_ns(const struct mroce_conn *c)
  * its oldest packet in flight.  The one place both deadlines are computed:
  * the timer (mroce_loss_timer()) acts on them and mroce_loss_next_timer()
  * arms the timer with them.  tlp is U64_MAX when no probe is due: one is
- * out or requested, no RTT is known yet, or the RTO would come first.
+ * out or requested, no RTT is known yet, or the RTO would come first.  A
+ * path without RTT samples of its own (its first packets were lost) uses
+ * the connection's smoothed RTT.
  */
 static void mroce_loss_due(const struct mroce_conn *c,
 			   const struct mroce_path *p, u64 sent,
 			   u64 *rto_due, u64 *tlp_due)
 {
 	u64 rto = mroce_loss_rto(c, p), pto;
+	u64 srtt = p->st.srtt_ns ? p->st.srtt_ns : c->cc.srtt_ns;
 
 	*rto_due = max_t(u64, sent, p->last_ack_ns) + rto;
 	*tlp_due = U64_MAX;
-	if (!p->tlp_out && !p->tlp_req && p->st.srtt_ns) {
-		pto = 2 * p->st.srtt_ns + c->p.ack_delay_ns;
+	if (p->tlp_out < MROCE_TLP_MAX && !p->tlp_req && srtt) {
+		pto = 2 * srtt + c->p.ack_delay_ns;
 		if (pto < rto)
 			*tlp_due = p->last_send_ns + pto;
 	}
@@ -211,18 +219,17 @@ void mroce_loss_rack(struct mroce_conn *c, u32 i, u64 now)
 	struct mroce_path *p = &c->path[i];
 	u64 wait = p->st.srtt_ns + mroce_loss_reo_wnd(c, p);
 	struct mroce_psn_ent *e;
-	bool lost = false;
-	u32 psn = p->snd_una;
+	u32 psn = p->snd_una, lost = 0;
 
 	for (; (e = mroce_path_pending(c, p, &psn)); psn++) {
 		/* sent after the newest delivered one: no evidence yet */
 		if (!mroce_seq_lt(psn, p->rack_psn) || now < e->sent_ns + wait)
 			break;
 		mroce_psn_lost(c, p, e, psn, false);
-		lost = true;
+		lost++;
 	}
 	if (lost)
-		mroce_cc_on_loss(c, p, now);
+		mroce_cc_on_loss(c, p, lost, now);
 	mroce_path_advance_una(p);
 }
 
@@ -299,6 +306,7 @@ static bool mroce_path_oldest(struct mroce_conn *c, struct mroce_path *p,
 static void mroce_loss_rto_fire(struct mroce_conn *c, u32 i, u64 now)
 {
 	struct mroce_path *p = &c->path[i];
+	u64 rto = mroce_loss_rto(c, p);
 	struct mroce_psn_ent *e;
 	u32 psn;
 
@@ -311,10 +319,10 @@ static void mroce_loss_rto_fire(struct mroce_conn *c, u32 i, u64 now)
 	p->st.rtos++;
 	p->consec_rto++;
 	p->backoff++;
-	p->tlp_out = false;
+	p->tlp_out = 0;
 	p->tlp_req = false;
 	p->last_ack_ns = now;	/* restart the timer on what follows */
-	mroce_cc_on_rto(c, p);
+	mroce_cc_on_rto(c, p, rto, now);
 	if (p->consec_rto >= c->p.down_after_rtos)
 		mroce_path_down(c, i, now);
 	else

@@ -69,33 +69,40 @@ bool mroce_path_has_room(const struct mroce_conn *c, u32 i, u32 wlen)
 }
 
 /*
- * Pick the path for a packet of wlen window bytes.  A path whose RTO just
+ * Pick the path for a packet of wlen window bytes, if the connection window
+ * (mroce_cc.c) has room for it.  A path whose RTO just
  * fired comes first: its next packet (normally the retransmission of what
  * it lost) tells whether the path recovered, so that a dead route keeps
  * timing out until it is declared down instead of idling with a dead port.
- * Otherwise the UP path with the most free window (cwnd - inflight), ties
- * broken by a rotating start so equal paths share the load.  Returns the
- * path index or -1.
+ * Otherwise the UP path whose window is least full (inflight / cwnd), ties
+ * broken by a rotating start so equal paths share the load: the paths
+ * share what the connection window allows in proportion to their own
+ * windows, so a path cut for its CE marks or losses carries less, but
+ * still enough to be measured (and steered).  Returns the path index or
+ * -1.
  */
 int mroce_path_pick(struct mroce_conn *c, u32 wlen)
 {
 	u32 n = c->p.num_paths, k, i;
-	s64 best_free = -1;
+	u64 best_fill = U64_MAX, fill;
 	int best = -1;
+	u32 in = mroce_cc_conn_inflight(c);
 
+	/* the connection window first; an idle connection may send one */
+	if (in && in + wlen > c->cc.cwnd)
+		return -1;
 	for (i = 0; i < n; i++)
 		if (c->path[i].rto_retx && mroce_path_has_room(c, i, wlen))
 			return (int)i;
 	c->sched_rr = (c->sched_rr + 1) % n;
 	for (k = 0; k < n; k++) {
-		s64 fr;
-
 		i = (c->sched_rr + k) % n;
 		if (!mroce_path_has_room(c, i, wlen))
 			continue;
-		fr = (s64)c->path[i].st.cwnd - c->path[i].st.inflight;
-		if (fr > best_free) {
-			best_free = fr;
+		fill = mroce_div64(((u64)c->path[i].st.inflight + wlen) << 16,
+				   c->path[i].st.cwnd);
+		if (fill < best_fill) {
+			best_fill = fill;
 			best = (int)i;
 		}
 	}
@@ -112,7 +119,7 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 	p->st.state = MROCE_PATH_DOWN;
 	p->st.downs++;
 	p->tlp_req = false;
-	p->tlp_out = false;
+	p->tlp_out = 0;
 	p->rto_retx = false;
 	p->probe_out = false;
 	p->probe_due_ns = now;

@@ -371,7 +371,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 			p->last_ack_ns = now;
 			p->consec_rto = 0;
 			p->backoff = 0;
-			p->tlp_out = false;
+			p->tlp_out = 0;
 			p->rto_retx = false;
 		}
 		if (pkts)
@@ -586,11 +586,12 @@ static int mroce_tx_tlp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 			continue;
 		p->tlp_req = false;
 		/*
-		 * One probe per flight, sent or not: when nothing is left
-		 * to probe the timer must not re-arm at the same instant.
-		 * The next delivery (ACK) or RTO clears tlp_out.
+		 * A probe counts, sent or not (at most MROCE_TLP_MAX per
+		 * flight): when nothing is left to probe the timer must not
+		 * re-arm at the same instant.  The next delivery (ACK) or RTO
+		 * clears tlp_out.
 		 */
-		p->tlp_out = true;
+		p->tlp_out++;
 		if (p->st.state != MROCE_PATH_UP ||
 		    p->snd_nxt - p->snd_una >= MROCE_PATH_WND)
 			continue;
