@@ -3,10 +3,15 @@
 #
 # The real clients between two testbed guests (selftests/run_pair.sh): the
 # second topology next to the netns pairs of test_rc.sh and test_ud_cm.sh.
-# Guest b (10.11.0.2) starts every server at once, each on its own TCP or
-# rdma_cm port so that a failed client cannot meet the next test's server;
-# guest a runs the clients one after the other and reports KTAP.  A server
-# whose client never came ends by its timeout.
+# Guest b (10.11.0.2) runs the servers one after the other, in the order of
+# the tests, each on its own TCP or rdma_cm port so that a failed client
+# cannot meet the next test's server; guest a runs the clients in the same
+# order and reports KTAP, retrying while its server is not up yet.  A
+# server whose client never came ends by its own timeout, so one hung test
+# costs its timeouts, not the tests after it.  For the diagnosis, a
+# process still running 20 s before its timeout has its guest's mroce
+# connection state taken: a prints it with the failure, b writes it to
+# /out/srvN.state.
 set -uo pipefail
 . /mroce/selftests/mroce/lib.sh
 
@@ -35,21 +40,42 @@ dev_args() {
 	esac
 }
 
+# Connection and path state of this guest's mroce device, as # lines.
+state() {
+	echo "# $1 conns:"
+	sed 's/^/#   /' "$MROCE_DEBUGFS/mroce0/conns"
+	echo "# $1 paths (qpn path sport state srtt_us min_rtt_us cwnd inflight ...):"
+	head -40 "$MROCE_DEBUGFS/mroce0/paths" | sed 's/^/#   /'
+}
+
+# watched SECONDS LABEL FILE CMD...: run CMD; if it still runs after
+# SECONDS, write the state to FILE.  Returns CMD's status.
+watched() {
+	local after=$1 label=$2 file=$3 pid wpid rc
+	shift 3
+	"$@" &
+	pid=$!
+	(sleep "$after"; kill -0 "$pid" 2>/dev/null && state "$label" >"$file") &
+	wpid=$!
+	wait "$pid"
+	rc=$?
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	return $rc
+}
+
 if [ "$MROCE_ROLE" = b ]; then
-	pids=()
 	for i in "${!tests[@]}"; do
 		IFS='|' read -r _ srv _ <<<"${tests[$i]}"
 		set -- $srv
 		tool=$1
 		shift
 		# shellcheck disable=SC2046
-		timeout 600 "$tool" $(dev_args "$tool") "$@" >"/out/srv$i.log" 2>&1 &
-		pids+=($!)
+		watched 280 "b, server $i after 280 s" "/out/srv$i.state" \
+			timeout 300 "$tool" $(dev_args "$tool") "$@" >"/out/srv$i.log" 2>&1
 	done
-	for p in "${pids[@]}"; do wait "$p"; done
 	exit 0
 fi
-
 echo "KTAP version 1"
 tb_wait_ping 10.11.0.2 >/dev/null
 for i in "${!tests[@]}"; do
@@ -59,10 +85,13 @@ for i in "${!tests[@]}"; do
 	shift
 	args=("$@")
 	[ "$tool" = rping ] || args+=(10.11.0.2)
-	# The server may still be starting: retry while it refuses.
-	for try in $(seq 30); do
+	# The server may still be starting (or the previous one ending):
+	# retry while it refuses.
+	for try in $(seq 60); do
+		rm -f "/out/cli$i.state"
 		# shellcheck disable=SC2046
-		timeout 200 "$tool" $(dev_args "$tool") "${args[@]}" >"/out/cli$i.log" 2>&1
+		watched 180 "a, client $i after 180 s" "/out/cli$i.state" \
+			timeout 200 "$tool" $(dev_args "$tool") "${args[@]}" >"/out/cli$i.log" 2>&1
 		rc=$?
 		grep -qiE "couldn't connect|Connection refused|Unable to init|EVENT_REJECTED, error:? 8" \
 			"/out/cli$i.log" || break
@@ -74,6 +103,7 @@ for i in "${!tests[@]}"; do
 	else
 		tb_not_ok "two guests: $name" "client rc $rc"
 		grep -iE "error|fail|unable|couldn't|timeout" "/out/cli$i.log" | head -5 | sed 's/^/# cli: /'
+		[ -f "/out/cli$i.state" ] && cat "/out/cli$i.state"
 	fi
 done
 c=$MROCE_DEBUGFS/mroce0/counters

@@ -133,9 +133,13 @@ TEST(Paths, AllPathsDeadReportsRetryExceeded)
 
 namespace {
 
+struct Windows {
+	uint32_t path, conn;
+};
+
 // Send 16 packets on one path, deliver them (CE-marked or not) after rtt,
-// feed the ACKs back; returns the path's cwnd.
-uint32_t cwnd_after_round(bool ce, uint64_t rtt2, uint64_t rtt1 = 10 * kUs)
+// feed the ACKs back; returns the path's and the connection's windows.
+Windows windows_after_round(bool ce, uint64_t rtt2, uint64_t rtt1 = 10 * kUs)
 {
 	Pair pr(one_path_params());
 	uint64_t now = 0;
@@ -152,7 +156,12 @@ uint32_t cwnd_after_round(bool ce, uint64_t rtt2, uint64_t rtt1 = 10 * kUs)
 	for (auto &x : drain(pr.b, now + rtt2 / 2))
 		deliver(pr.a, x, now + rtt2);
 	EXPECT_EQ(pr.a.cqes.size(), 2u);
-	return pstats(pr.a, 0).cwnd;
+	return {pstats(pr.a, 0).cwnd, pr.a.conn->cc.cwnd};
+}
+
+uint32_t cwnd_after_round(bool ce, uint64_t rtt2, uint64_t rtt1 = 10 * kUs)
+{
+	return windows_after_round(ce, rtt2, rtt1).path;
 }
 
 }  // namespace
@@ -171,15 +180,32 @@ TEST(Cc, EcnCutsWindow)
 	EXPECT_GE(w, p.cwnd_init / 2);	/* at most one cut per RTT */
 }
 
-TEST(Cc, DelayAboveTargetCutsWindow)
+TEST(Cc, SevereDelayOfARoundCutsTheConnectionWindow)
 {
 	mroce_params p = one_path_params();
-	/* 10 us base RTT, 200 us measured: far above min + 25 us target */
-	uint32_t w = cwnd_after_round(false, 200 * kUs);
-	EXPECT_LT(w, p.cwnd_init);
-	EXPECT_GE(w, p.cwnd_init / 2);	/* max decrease factor 0.5 */
+	/*
+	 * 10 us base RTT, 200 us measured by every sample of the round: far
+	 * above 4 targets (100 us) and 2 base RTTs.  The connection window
+	 * is cut, at most by half; the path window only holds.
+	 */
+	Windows w = windows_after_round(false, 200 * kUs);
+	EXPECT_LT(w.conn, p.cwnd_init);
+	EXPECT_GE(w.conn, p.cwnd_init / 2);
+	EXPECT_GE(w.path, p.cwnd_init);
 	/* within the target: no cut */
-	EXPECT_GE(cwnd_after_round(false, 30 * kUs), p.cwnd_init);
+	EXPECT_GE(windows_after_round(false, 30 * kUs).conn, p.cwnd_init);
+}
+
+TEST(Cc, DelayOfASlowHostIsNotSevere)
+{
+	mroce_params p = one_path_params();
+	/*
+	 * A VM: 400 us base RTT, 1000 us measured.  Above 4 targets but not
+	 * 2 base RTTs above the base: a hold, not a cut.
+	 */
+	Windows w = windows_after_round(false, 1000 * kUs, 400 * kUs);
+	EXPECT_EQ(w.conn, p.cwnd_init);
+	EXPECT_GE(w.path, p.cwnd_init);
 }
 
 TEST(Cc, DelayBetweenTargetAndSevereHolds)

@@ -627,8 +627,13 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			}
 		}
 	}
-	if (irqs_disabled()) {
-		/* Cannot transmit from here (ib_mad posts so): the timer will. */
+	if (irqs_disabled_flags(flags)) {
+		/*
+		 * The caller has interrupts disabled (ib_mad posts so): we
+		 * cannot transmit from here, the timer will.  (Not
+		 * irqs_disabled(): under our own lock that is always true,
+		 * and every doorbell went through the timer.)
+		 */
 		hrtimer_start(&qp->timer, 0, HRTIMER_MODE_ABS_SOFT);
 		goto out;
 	}

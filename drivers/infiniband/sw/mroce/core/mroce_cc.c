@@ -13,10 +13,12 @@
  *  - Each path's window says where packets go: it shrinks on that path's
  *    own CE marks, losses and RTOs, so traffic leaves a marked or lossy
  *    route before the steering replaces it.
- * Delay above the target (base RTT + target_qdelay) holds both windows
- * (no increase, UET NSCC's reading of delay without ECN); only a severe
- * delay, beyond 4 targets, cuts.  Host jitter therefore stops growth but
- * does not drain the window.
+ * Delay above the target (base RTT + max(target_qdelay, base RTT)) holds
+ * both windows (no increase, UET NSCC's reading of delay without ECN);
+ * only a severe
+ * delay of a whole round (its smallest sample beyond 4 targets and 2
+ * base RTTs) cuts the connection window.  Host jitter, milliseconds in a
+ * VM, therefore stops growth but does not drain the windows.
  * Runs under the connection's serialisation.
  */
 #include "mroce_internal.h"
@@ -77,30 +79,38 @@ void mroce_cc_rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
 	p->st.srtt_ns = p->st.srtt_ns - p->st.srtt_ns / 8 + rtt / 8;
 }
 
-/* Signals an ACK carried, for both levels. */
+/* What one ACK says, for both levels. */
 enum mroce_cc_sig {
 	MROCE_CC_NONE,		/* grow */
 	MROCE_CC_HOLD,		/* delay above target: neither grow nor cut */
-	MROCE_CC_DELAY,		/* severe delay: cut */
 	MROCE_CC_CE,		/* ECN marks: cut */
 };
+
+/*
+ * Tolerated queueing delay: target_qdelay_ns, or the path's base RTT when
+ * that is longer.  In a datacenter the base is microseconds and the
+ * target rules; on a slow host (a VM: base RTT of hundreds of
+ * microseconds, samples of two or three times that) growth would
+ * otherwise stop for good after the first cut.
+ */
+static u64 mroce_cc_target(const struct mroce_conn *c,
+			   const struct mroce_path *p)
+{
+	return max_t(u64, c->p.target_qdelay_ns, p->st.min_rtt_ns);
+}
 
 static enum mroce_cc_sig mroce_cc_signal(const struct mroce_conn *c,
 					 const struct mroce_path *p,
 					 u32 ce_pkts, u64 rtt)
 {
-	u64 target = p->st.min_rtt_ns + c->p.target_qdelay_ns;
-
 	if (ce_pkts)
 		return MROCE_CC_CE;
-	if (!rtt || rtt <= target)
-		return MROCE_CC_NONE;
-	if (rtt > p->st.min_rtt_ns + MROCE_CC_SEVERE * c->p.target_qdelay_ns)
-		return MROCE_CC_DELAY;
-	return MROCE_CC_HOLD;
+	if (rtt && rtt > p->st.min_rtt_ns + mroce_cc_target(c, p))
+		return MROCE_CC_HOLD;
+	return MROCE_CC_NONE;
 }
 
-/* Swift's decrease for a delay r above target t, at most MAX_MDF. */
+/* Swift's decrease for an RTT r above target t, at most MAX_MDF. */
 static u32 mroce_cc_delay_keep(u64 r, u64 t)
 {
 	u64 keep = MROCE_PPM - mroce_div64((r - t) * MROCE_CC_BETA_PPM, r);
@@ -112,7 +122,7 @@ static u32 mroce_cc_delay_keep(u64 r, u64 t)
 
 static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 			      u32 acked_bytes, u32 frac, enum mroce_cc_sig sig,
-			      u32 dkeep, u64 now)
+			      u64 now)
 {
 	u64 inc;
 
@@ -124,10 +134,6 @@ static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 			mroce_cc_scale(c, p, MROCE_PPM -
 				       max_t(u32, p->cc_alpha_ppm, frac / 4) / 2,
 				       now);
-		return;
-	case MROCE_CC_DELAY:
-		if (mroce_cc_may_cut(p, now))
-			mroce_cc_scale(c, p, dkeep, now);
 		return;
 	case MROCE_CC_HOLD:
 		return;
@@ -204,6 +210,22 @@ static void mroce_cc_conn_round(struct mroce_conn *c, u64 now)
 
 	if (now < cc->round_end_ns)
 		return;
+	/*
+	 * Severe delay: even the round's smallest sample sits far above its
+	 * path's base RTT, by 4 targets and by 2 base RTTs.  A standing
+	 * queue raises every sample; host jitter (a descheduled vCPU, a late
+	 * timer) raises some, and scales with the base RTT of a slow host.
+	 */
+	if (cc->round_min_rtt &&
+	    cc->round_min_rtt - cc->round_min_base >
+	    max_t(u64, MROCE_CC_SEVERE * c->p.target_qdelay_ns,
+		  2 * cc->round_min_base)) {
+		cc->round_queued = true;
+		if (mroce_cc_conn_may_cut(c, now))
+			mroce_cc_conn_scale(c, mroce_cc_delay_keep(cc->round_min_rtt,
+					    cc->round_min_base +
+					    c->p.target_qdelay_ns), now);
+	}
 	if (cc->round_pkts) {
 		frac = (u32)mroce_div64((u64)cc->round_ce * MROCE_PPM,
 					cc->round_pkts);
@@ -219,13 +241,15 @@ static void mroce_cc_conn_round(struct mroce_conn *c, u64 now)
 	cc->round_ce = 0;
 	cc->round_lost = 0;
 	cc->round_queued = false;
+	cc->round_min_rtt = 0;
+	cc->round_min_base = 0;
 	cc->round_end_ns = now + cc->srtt_ns;
 }
 
-static void mroce_cc_conn_ack(struct mroce_conn *c, u32 acked_bytes,
+static void mroce_cc_conn_ack(struct mroce_conn *c,
+			      const struct mroce_path *p, u32 acked_bytes,
 			      u32 acked_pkts, u32 ce_pkts,
-			      enum mroce_cc_sig sig, u32 dkeep, u64 rtt,
-			      u64 now)
+			      enum mroce_cc_sig sig, u64 rtt, u64 now)
 {
 	struct mroce_conn_cc *cc = &c->cc;
 	u64 inc;
@@ -236,8 +260,14 @@ static void mroce_cc_conn_ack(struct mroce_conn *c, u32 acked_bytes,
 	cc->deliver_ns = now;
 	cc->round_pkts += acked_pkts;
 	cc->round_ce += ce_pkts;
-	if (sig == MROCE_CC_CE || sig == MROCE_CC_DELAY)
+	if (sig == MROCE_CC_CE)
 		cc->round_queued = true;
+	if (rtt && (!cc->round_min_rtt ||
+		    rtt - p->st.min_rtt_ns <
+		    cc->round_min_rtt - cc->round_min_base)) {
+		cc->round_min_rtt = rtt;
+		cc->round_min_base = p->st.min_rtt_ns;
+	}
 	mroce_cc_conn_round(c, now);
 	switch (sig) {
 	case MROCE_CC_CE:
@@ -249,10 +279,6 @@ static void mroce_cc_conn_ack(struct mroce_conn *c, u32 acked_bytes,
 		if (mroce_cc_conn_may_cut(c, now))
 			mroce_cc_conn_scale(c, MROCE_PPM - cc->alpha_ppm / 2,
 					    now);
-		return;
-	case MROCE_CC_DELAY:
-		if (mroce_cc_conn_may_cut(c, now))
-			mroce_cc_conn_scale(c, dkeep, now);
 		return;
 	case MROCE_CC_HOLD:
 		return;
@@ -272,7 +298,7 @@ void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
 		     u64 now)
 {
 	enum mroce_cc_sig sig;
-	u32 frac, dkeep = MROCE_PPM;
+	u32 frac;
 
 	if (!acked_pkts)
 		return;
@@ -283,11 +309,8 @@ void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
 			     (p->st.ecn_frac_ppm >> MROCE_ECN_G_SHIFT) +
 			     (frac >> MROCE_ECN_G_SHIFT);
 	sig = mroce_cc_signal(c, p, ce_pkts, rtt);
-	if (sig == MROCE_CC_DELAY)
-		dkeep = mroce_cc_delay_keep(rtt, p->st.min_rtt_ns +
-					    c->p.target_qdelay_ns);
-	mroce_cc_path_ack(c, p, acked_bytes, frac, sig, dkeep, now);
-	mroce_cc_conn_ack(c, acked_bytes, acked_pkts, ce_pkts, sig, dkeep, rtt,
+	mroce_cc_path_ack(c, p, acked_bytes, frac, sig, now);
+	mroce_cc_conn_ack(c, p, acked_bytes, acked_pkts, ce_pkts, sig, rtt,
 			  now);
 }
 

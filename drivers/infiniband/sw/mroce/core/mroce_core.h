@@ -578,6 +578,8 @@ struct mroce_conn_cc {
 	u32 round_pkts;		/* packets delivered in the round */
 	u32 round_ce;		/* of which CE-marked */
 	u32 round_lost;		/* packets declared lost (RACK) in the round */
+	u64 round_min_rtt;	/* the round's sample with the least queueing */
+	u64 round_min_base;	/* its path's base RTT (min_rtt) */
 	bool round_queued;	/* the round saw CE or a severe delay */
 };
 
