@@ -173,9 +173,9 @@ u32 mroce_cc_conn_inflight(const struct mroce_conn *c)
  * The connection's additive increase per round trip, in packets: half its
  * UP paths, at least one.  Its paths span up to that many routes, and it
  * claims spare capacity on them as fast as that many flows would, while
- * its decrease acts on one window.  (One per connection starves a 16-path
- * connection on a 4-plane fabric: 9 % less goodput in the plane scenario
- * than 8; tools/sim/results.)
+ * its decrease acts on one window.  (Measured in the simulator's plane
+ * scenario, 16 paths over 4 planes, before the failure: 2, 4 and 8
+ * packets per round trip gave 1089, 1135 and 1208 Gb/s.)
  */
 static u32 mroce_cc_ai_pkts(const struct mroce_conn *c)
 {
