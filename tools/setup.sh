@@ -11,7 +11,7 @@ set -euo pipefail
 
 pkgs=(
 	build-essential make gcc g++ cmake pkg-config git kmod cpio gzip
-	qemu-system-x86 busybox-static iproute2
+	qemu-system-x86 busybox-static iproute2 iputils-ping
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest iperf3
 	libibverbs-dev librdmacm-dev
 	googletest libgtest-dev
