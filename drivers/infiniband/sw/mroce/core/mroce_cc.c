@@ -148,7 +148,8 @@ static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 /* ---------------------------------------------------------------- */
 /* The connection window.                                            */
 
-static u32 mroce_cc_conn_max(const struct mroce_conn *c)
+/* The connection window's cap: max_inflight full packets. */
+u32 mroce_cc_conn_max(const struct mroce_conn *c)
 {
 	return c->p.max_inflight * (c->p.mtu + MROCE_PKT_OVERHEAD);
 }

@@ -376,7 +376,7 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 			return "cwnd outside [cwnd_min, cwnd_max]";
 	}
 	if (c->cc.cwnd < c->p.cwnd_min ||
-	    c->cc.cwnd > c->p.max_inflight * (c->p.mtu + MROCE_PKT_OVERHEAD))
+	    c->cc.cwnd > mroce_cc_conn_max(c))
 		return "connection cwnd outside [cwnd_min, max_inflight packets]";
 	return NULL;
 }

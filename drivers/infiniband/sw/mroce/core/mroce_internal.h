@@ -141,6 +141,7 @@ u64 mroce_loss_next_timer(const struct mroce_conn *c);
 void mroce_cc_init(struct mroce_conn *c, struct mroce_path *p);
 void mroce_cc_conn_init(struct mroce_conn *c);
 u32 mroce_cc_conn_inflight(const struct mroce_conn *c);
+u32 mroce_cc_conn_max(const struct mroce_conn *c);
 void mroce_cc_rtt_sample(struct mroce_conn *c, struct mroce_path *p,
 			 u64 rtt);
 void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
