@@ -2,6 +2,8 @@
 //
 // Loss detection: RACK (time-based, per path) versus reordering, RTO with
 // exponential backoff, tail-loss probes.
+#include <deque>
+
 #include "util.h"
 
 using namespace mroce_test;
@@ -359,6 +361,68 @@ TEST(Rto, AllDownRoundLastsMeasuredRto)
 	}
 	EXPECT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_ERROR);
 	EXPECT_GE(t - down, 3 * 150 * kMs);
+}
+
+/*
+ * A long READ response whose responder's ACKs never come (they wait behind
+ * the response data in its transmit queue; here they are lost): the
+ * response segments themselves prove the request arrived and that the
+ * peer is alive, so the request is neither timed out nor resent and the
+ * READ completes.  Before, the request's path timed out three times, went
+ * down, and the silent probe rounds ended the QP in RETRY_EXC while the
+ * response was still arriving (the CI failure of ib_read_bw between two
+ * guests).
+ */
+TEST(Rto, ReadResponseKeepsTheRequestAlive)
+{
+	mroce_params prm = one_path_params();
+	prm.retry_budget = 1;
+	Pair pr(prm);
+	const uint32_t len = 128 * 1024;
+	for (uint32_t k = 0; k < len; k++)
+		pr.b.mem[k] = (uint8_t)(k * 7 + 3);
+	mroce_wr wr{};
+	wr.op = MROCE_WOP_READ;
+	wr.length = len;
+	wr.remote_va = kMemVa;
+	wr.rkey = kRkey;
+	ASSERT_EQ(pr.a.post(wr, std::vector<uint8_t>(len), 0), 0);
+	std::deque<Wire> to_a;	/* b's response segments, one per step */
+	uint64_t now = 0;
+	int resp = 0, acks_lost = 0, req_sent = 0;
+	for (; now < 2000 * kMs && pr.a.cqes.empty(); now += 500 * kUs) {
+		for (int i = 0; i < 2; i++) {
+			Endpoint &e = i ? pr.b : pr.a;
+			if (mroce_conn_next_timer(e.conn.get()) <= now)
+				mroce_conn_timer(e.conn.get(), now);
+		}
+		for (auto &w : drain(pr.a, now)) {
+			req_sent += is_op(w, MROCE_OP_READ_REQ);
+			deliver(pr.b, w, now);
+		}
+		for (auto &w : drain(pr.b, now)) {
+			if (is_op(w, MROCE_OP_ACK))
+				acks_lost++;
+			else
+				to_a.push_back(w);
+		}
+		if (!to_a.empty()) {
+			resp += is_op(to_a.front(), MROCE_OP_READ_RESP);
+			deliver(pr.a, to_a.front(), now);
+			to_a.pop_front();
+		}
+	}
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, (uint32_t)MROCE_ST_SUCCESS);
+	EXPECT_EQ(pr.a.bufs.at(1), std::vector<uint8_t>(pr.b.mem.begin(),
+							 pr.b.mem.begin() + len));
+	EXPECT_GE(resp, 128);
+	EXPECT_GT(acks_lost, 0);
+	EXPECT_EQ(req_sent, 1) << "the request was resent";
+	EXPECT_EQ(pstats(pr.a, 0).rtos, 0u);
+	EXPECT_EQ(pr.a.conn->down_rounds, 0u);
+	/* the response took far longer than the budget of silent rounds */
+	EXPECT_GT(now, 50 * kMs);
 }
 
 /*

@@ -615,7 +615,7 @@ struct mroce_conn {
 	bool tx_started;	/* a DSN was allocated */
 	bool msn_started;	/* a WR was posted */
 	bool rx_started;	/* a data packet was accepted */
-	u32 peer_heard;		/* ACKs that delivered or proved a packet */
+	u32 peer_heard;		/* ACKs that delivered or proved a packet, responses */
 	u32 down_round_heard;	/* peer_heard when the current round began */
 	u64 next_steer_ns;
 	u32 sched_rr;

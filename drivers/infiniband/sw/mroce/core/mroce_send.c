@@ -437,13 +437,17 @@ int mroce_send_on_resp(struct mroce_conn *c, const struct mroce_pkt *pkt)
 		m->atomic_orig = pkt->atomic_orig;
 		m->resp_complete = 1;
 	}
-	if (m->resp_complete) {
-		/* the response proves the request arrived */
-		mroce_dsn_deliver(c, m->first_dsn);
-		mroce_smsg_check(m);
-		mroce_dsn_advance(c);
-		mroce_send_complete(c);
-	}
+	/*
+	 * Any segment of the response proves the request arrived, and that
+	 * the peer is alive and serving us: a long response (or a queue of
+	 * them) behind which the peer's ACKs wait must neither time the
+	 * request out nor count as a silent round (spec 8.5).
+	 */
+	c->peer_heard++;
+	mroce_dsn_deliver(c, m->first_dsn);
+	mroce_smsg_check(m);
+	mroce_dsn_advance(c);
+	mroce_send_complete(c);
 	return 0;
 }
 
