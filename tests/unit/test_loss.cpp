@@ -426,6 +426,82 @@ TEST(Rto, ReadResponseKeepsTheRequestAlive)
 }
 
 /*
+ * A responder whose requester falls silent while a READ response is out
+ * (its host stopped, say): the requester owns the timeout, as in RoCE.
+ * The responder's paths go down and it probes, ever more slowly after
+ * retry_budget rounds, but it does not fail; when the requester answers
+ * again the paths come back and the response is delivered.  A WR of the
+ * responder's own then gets the whole budget at the full probe rate.
+ */
+TEST(Rto, ResponderWithoutWrsDoesNotGiveUp)
+{
+	mroce_params prm = one_path_params(2);
+	prm.retry_budget = 2;
+	Pair pr(prm);
+	const uint32_t len = 8 * 1024;
+	mroce_wr wr{};
+	wr.op = MROCE_WOP_READ;
+	wr.length = len;
+	wr.remote_va = kMemVa;
+	wr.rkey = kRkey;
+	ASSERT_EQ(pr.a.post(wr, std::vector<uint8_t>(len), 0), 0);
+	for (auto &w : drain(pr.a, 0))
+		deliver(pr.b, w, 10 * kUs);
+	/* b's response and everything after it are lost: a is stopped */
+	uint64_t t = 10 * kUs;
+	drain(pr.b, t);
+	std::vector<uint64_t> probe_at;
+	while (t < 5000 * kMs) {
+		t = mroce_conn_next_timer(pr.b.conn.get());
+		ASSERT_NE(t, UINT64_MAX);
+		mroce_conn_timer(pr.b.conn.get(), t);
+		for (auto &w : drain(pr.b, t))
+			if (is_op(w, MROCE_OP_PROBE) && parse1(w).path == 0)
+				probe_at.push_back(t);
+		ASSERT_EQ(pr.b.conn->state, (uint32_t)MROCE_CONN_OK) << t;
+	}
+	EXPECT_EQ(pstats(pr.b, 0).state, (uint32_t)MROCE_PATH_DOWN);
+	EXPECT_EQ(pstats(pr.b, 1).state, (uint32_t)MROCE_PATH_DOWN);
+	ASSERT_GE(probe_at.size(), 10u);
+	uint64_t last_gap = probe_at.back() - probe_at[probe_at.size() - 2];
+	EXPECT_GE(last_gap, (prm.probe_ns << MROCE_PROBE_SHIFT_MAX) -
+			    prm.probe_ns);
+	EXPECT_LE(last_gap, (prm.probe_ns << MROCE_PROBE_SHIFT_MAX) +
+			    prm.probe_ns);
+	/* a is back: it answers b's probes, b resends, the READ completes */
+	for (int k = 0; k < 200 && pr.a.cqes.empty(); k++) {
+		t += 100 * kUs;
+		if (mroce_conn_next_timer(pr.b.conn.get()) <= t)
+			mroce_conn_timer(pr.b.conn.get(), t);
+		if (mroce_conn_next_timer(pr.a.conn.get()) <= t)
+			mroce_conn_timer(pr.a.conn.get(), t);
+		for (auto &w : drain(pr.b, t))
+			deliver(pr.a, w, t);
+		for (auto &w : drain(pr.a, t))
+			deliver(pr.b, w, t);
+	}
+	ASSERT_EQ(pr.a.cqes.size(), 1u);
+	EXPECT_EQ(pr.a.cqes[0].status, (uint32_t)MROCE_ST_SUCCESS);
+	EXPECT_EQ(pr.b.conn->probe_shift, 0u);
+	/* b's own WR into a silent a: the budget, probes at full rate */
+	for (int k = 0; k < 20; k++) {
+		t += 100 * kUs;
+		mroce_conn_timer(pr.b.conn.get(), t);
+		drain(pr.b, t);
+	}
+	ASSERT_EQ(pr.b.post(write_wr(100), std::vector<uint8_t>(100, 4), t), 0);
+	uint64_t posted = t;
+	while (pr.b.conn->state == MROCE_CONN_OK && t < posted + 5000 * kMs) {
+		drain(pr.b, t);
+		t = mroce_conn_next_timer(pr.b.conn.get());
+		ASSERT_NE(t, UINT64_MAX);
+		mroce_conn_timer(pr.b.conn.get(), t);
+	}
+	EXPECT_EQ(pr.b.conn->err_status, (uint32_t)MROCE_ST_RETRY_EXC);
+	EXPECT_LT(t - posted, 100 * kMs);
+}
+
+/*
  * Every path down, but ACKs keep proving that our packets arrive (a deep
  * queue, not an outage): those rounds do not count against the budget.
  * When the peer falls silent, the budget runs out as before.
@@ -458,7 +534,12 @@ TEST(Rto, RoundsWithAcksFromThePeerDoNotCount)
 		ASSERT_EQ(pr.a.conn->state, (uint32_t)MROCE_CONN_OK) << "round " << k;
 	}
 	EXPECT_EQ(pr.a.conn->down_rounds, 0u);
-	/* silence: budget 1 means the second silent round fails */
+	/*
+	 * The write completed; a new one waits for the paths.  Silence:
+	 * budget 1 means the second silent round fails.
+	 */
+	ASSERT_EQ(pr.a.post(write_wr(100), std::vector<uint8_t>(100, 3), t), 0);
+	drain(pr.a, t);
 	for (int k = 0; k < 10 && pr.a.conn->state == MROCE_CONN_OK; k++) {
 		t = mroce_conn_next_timer(pr.a.conn.get());
 		ASSERT_NE(t, UINT64_MAX);

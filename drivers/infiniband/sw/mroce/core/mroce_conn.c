@@ -225,6 +225,13 @@ int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
 	m->in_use = 1;
 	c->msn_nxt++;
 	c->msn_started = true;
+	/* an outage seen by a responder only: probe at full rate again */
+	if (c->probe_shift) {
+		c->probe_shift = 0;
+		for (k = 0; k < c->p.num_paths; k++)
+			if (c->path[k].probe_due_ns > now_ns)
+				c->path[k].probe_due_ns = now_ns;
+	}
 	return 0;
 }
 /*

@@ -41,6 +41,7 @@ extern "C" {
 #define MROCE_MAX_INFLIGHT	4096	/* DSNs in flight per connection */
 #define MROCE_MAX_MSGS		256	/* outstanding messages per direction */
 #define MROCE_MAX_RESP		64	/* READ/ATOMIC responses being sent */
+#define MROCE_PROBE_SHIFT_MAX	4	/* idle outage: probes 16x slower */
 #define MROCE_ISN_MASK		0x00ffffffu	/* CM PSNs: 24 bits */
 
 /* ------------------------------------------------------------------ */
@@ -610,6 +611,8 @@ struct mroce_conn {
 	u32 resp_seg;			/* responses fully segmented */
 	u64 rnr_until_ns;
 	u32 down_rounds;
+	u32 idle_down_rounds;	/* silent rounds with nothing of ours out */
+	u8 probe_shift;		/* probes every probe_ns << probe_shift */
 	u64 all_down_since_ns;
 	u64 down_round_due_ns;	/* end of the current all-down probe round */
 	bool tx_started;	/* a DSN was allocated */

@@ -366,11 +366,24 @@ bool mroce_loss_timer(struct mroce_conn *c, u64 now)
 	 * A round in which an ACK delivered or proved one of our packets is
 	 * not a failed one: the peer gets our packets, only slower than the
 	 * paths' timers (a deep queue); the probes will bring paths back.
+	 *
+	 * Nor is a round in which none of our WRs is outstanding (only READ
+	 * or atomic responses, or nothing, wait for the peer): as in RoCE,
+	 * the requester owns the timeout, a responder does not give up on
+	 * it.  It keeps probing, after retry_budget such rounds ever more
+	 * slowly (up to 2^MROCE_PROBE_SHIFT_MAX x probe_ns), and a WR posted
+	 * meanwhile gets the whole budget.
 	 */
 	if (c->all_down_since_ns && !mroce_paths_up(c) &&
 	    now >= c->down_round_due_ns) {
-		if (c->peer_heard == c->down_round_heard &&
-		    ++c->down_rounds > c->p.retry_budget) {
+		bool silent = c->peer_heard == c->down_round_heard;
+
+		if (silent && c->msn_una == c->msn_nxt) {
+			c->down_rounds = 0;
+			if (++c->idle_down_rounds > c->p.retry_budget &&
+			    c->probe_shift < MROCE_PROBE_SHIFT_MAX)
+				c->probe_shift++;
+		} else if (silent && ++c->down_rounds > c->p.retry_budget) {
 			mroce_conn_set_error(c, MROCE_ST_RETRY_EXC);
 			return false;
 		}

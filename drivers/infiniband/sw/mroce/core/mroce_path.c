@@ -127,6 +127,8 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 	if (!mroce_paths_up(c) && !c->all_down_since_ns) {
 		c->all_down_since_ns = now ? now : 1;
 		c->down_rounds = 0;
+		c->idle_down_rounds = 0;
+		c->probe_shift = 0;
 		c->down_round_heard = c->peer_heard;
 		c->down_round_due_ns = now + mroce_loss_down_round_ns(c);
 	}
@@ -147,6 +149,8 @@ void mroce_path_up(struct mroce_conn *c, u32 i, u64 now)
 	p->last_ack_ns = now;
 	c->all_down_since_ns = 0;
 	c->down_rounds = 0;
+	c->idle_down_rounds = 0;
+	c->probe_shift = 0;
 }
 
 /* Sport for an ACK of path i: that path's, or any UP path's. */

@@ -562,7 +562,7 @@ static int mroce_tx_probe(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 			p->probe_first_ts = mroce_ts_us(now);
 		p->probe_out = true;
 		p->probe_ts = mroce_ts_us(now);
-		p->probe_due_ns = now + c->p.probe_ns;
+		p->probe_due_ns = now + (c->p.probe_ns << c->probe_shift);
 		memset(tx, 0, sizeof(*tx));
 		tx->pkt.version = MROCE_WIRE_VERSION;
 		tx->pkt.opcode = MROCE_OP_PROBE;
