@@ -161,10 +161,13 @@ void print(const char *tag, const RunResult &r)
 {
 	fprintf(stderr,
 		"[%s] %s: goodput %.2f Gb/s fct p50 %.1f p99 %.1f us retx %.4f "
+		"ctrl/data %.3f "
 		"naks %llu rtos %llu steers %llu downs %llu failed %u/%u sim %.2f ms wall "
 		"%.2f s events %llu%s%s%s\n",
 		tag, model_name(r.model), r.goodput_gbps, r.fct_p50, r.fct_p99,
-		r.tot.retx_ratio(), (unsigned long long)r.tot.naks,
+		r.tot.retx_ratio(),
+		r.tot.tx_data ? (double)r.tot.tx_ctrl / (double)r.tot.tx_data : 0.0,
+		(unsigned long long)r.tot.naks,
 		(unsigned long long)r.tot.rtos, (unsigned long long)r.tot.steers,
 		(unsigned long long)r.tot.downs, r.tot.flows_failed, r.tot.flows, r.sim_ms,
 		r.wall_s, (unsigned long long)r.events, r.finished ? "" : " UNFINISHED",
