@@ -189,6 +189,32 @@ struct mroce_acketh {
 	__u8 sack[MROCE_SACK_BITS / 8];
 };
 
+/*
+ * ACK block, 56 bytes: the path-specific part of an ACKETH for one more
+ * path.  A positive ACK (syndrome ACK) may carry blocks as its payload, so
+ * that one packet acknowledges several paths; cum_dsn and cmpl_msn of the
+ * ACKETH hold for all of them.  The fields mean what the ACKETH's do:
+ *  0 path (be16)  a path id, not the base header's nor another block's
+ *  2 rsvd (be16, zero)
+ *  4 high_psn     8 cum_psn     12 ecn_ce     16 echo_ts
+ * 20 rsvd (be32, zero)
+ * 24 sack[32]
+ */
+struct mroce_ack_blk {
+	__be16 path;
+	__be16 rsvd0;
+	__be32 high_psn;
+	__be32 cum_psn;
+	__be32 ecn_ce;
+	__be32 echo_ts;
+	__be32 rsvd1;
+	__u8 sack[MROCE_SACK_BITS / 8];
+};
+
+#define MROCE_ACK_BLK_SIZE	56
+/* Every other path of the wire fits: 63 x 56 = 3528 <= MROCE_MAX_PAYLOAD. */
+#define MROCE_ACK_MAX_BLKS	(MROCE_WIRE_MAX_PATHS - 1)
+
 #define MROCE_BTH_SIZE		32
 #define MROCE_RETH_SIZE		16
 #define MROCE_SETH_SIZE		8

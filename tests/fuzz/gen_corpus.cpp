@@ -62,6 +62,20 @@ int main(int argc, char **argv)
 		char name[64];
 		snprintf(name, sizeof(name), "/fuzz_parse/op-%02x", op);
 		put(dir + name, b);
+		if (op != MROCE_OP_ACK)
+			continue;
+		/* an ACK with two blocks (paths 0 and 2) */
+		uint8_t blk[2 * MROCE_ACK_BLK_SIZE];
+		mroce_ack_blk_put(blk, 0, &p.ack);
+		mroce_ack_blk_put(blk + MROCE_ACK_BLK_SIZE, 2, &p.ack);
+		p.payload = blk;
+		p.payload_len = sizeof(blk);
+		b.resize(MROCE_MAX_PKT);
+		n = mroce_pkt_build(b.data(), b.size(), &p);
+		if (n < 0)
+			return 1;
+		b.resize(n);
+		put(dir + "/fuzz_parse/op-10-blocks", b);
 	}
 	/* fuzz_conn: params, then post/tx/deliver/ack/timer ops */
 	const std::vector<std::vector<uint8_t>> scripts = {

@@ -68,6 +68,8 @@ public:
 			EXPECT_LE(tx.src_offset + payload.size(), b.size());
 			memcpy(payload.data(), b.data() + tx.src_offset,
 			       payload.size());
+		} else if (tx.src == MROCE_SRC_PKT) {
+			memcpy(payload.data(), tx.pkt.payload, payload.size());
 		} else if (tx.src == MROCE_SRC_LOCAL_MEM) {
 			EXPECT_TRUE(in_mem(tx.src_va, payload.size()));
 			memcpy(payload.data(), &mem[tx.src_va - kMemVa],

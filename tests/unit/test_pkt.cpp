@@ -340,11 +340,19 @@ TEST(Pkt, RejectPayloadRules)
 	r.reth.length = 10;
 	r.payload_len = 4;
 	r.payload = kPayload;
-	expect_reject(r, MROCE_E_PAYLOAD, nullptr, "payload on READ_REQ");
+	/* build refuses a payload on an opcode without one; hand-craft it */
+	std::vector<uint8_t> tmp(MROCE_MAX_PKT);
+	EXPECT_EQ(mroce_pkt_build(tmp.data(), tmp.size(), &r), MROCE_E_INVAL);
+	r.payload_len = 0;
+	auto rb = build(r);
+	rb.insert(rb.end() - 4, {1, 2, 3, 4});
+	rb[7] = 4;
+	reseal(rb);
+	EXPECT_EQ(parse(rb), MROCE_E_PAYLOAD) << "payload on READ_REQ";
 	mroce_pkt a = base(MROCE_OP_ACK, 0);
 	a.payload_len = 1;
 	a.payload = kPayload;
-	expect_reject(a, MROCE_E_PAYLOAD, nullptr, "payload on ACK");
+	expect_reject(a, MROCE_E_PAYLOAD, nullptr, "ACK payload not whole blocks");
 	/* payload > MROCE_MAX_PAYLOAD: build refuses, hand-craft instead */
 	std::vector<uint8_t> big(48 + 4097 + 4, 0);
 	auto hdr = build(write_pkt(0, 1, 8000));
@@ -441,6 +449,116 @@ TEST(Pkt, RejectAckFields)
 	a = ack_pkt();
 	a.flags = MROCE_F_ACKREQ;
 	expect_reject(a, MROCE_E_FLAGS, nullptr, "ACK flags");
+}
+
+namespace {
+// An ACK of path 7 whose payload is blocks for paths 1, 2, 63.
+struct AckWithBlocks {
+	mroce_pkt p = ack_pkt();
+	std::vector<uint8_t> blk;
+
+	explicit AckWithBlocks(std::vector<uint16_t> paths = {1, 2, 63})
+	{
+		blk.resize(paths.size() * MROCE_ACK_BLK_SIZE);
+		for (size_t k = 0; k < paths.size(); k++) {
+			mroce_ack a{};
+			a.high_psn = 2000 + k;
+			a.cum_psn = 1990 + k;
+			a.ecn_ce = 10 + k;
+			a.echo_ts = 0x01020304 + k;
+			a.sack[0] = 0x1ff;
+			a.sack[3] = k << 60;
+			mroce_ack_blk_put(blk.data() + k * MROCE_ACK_BLK_SIZE,
+					  paths[k], &a);
+		}
+		p.payload = blk.data();
+		p.payload_len = blk.size();
+	}
+};
+}  // namespace
+
+TEST(Pkt, AckBlocksRoundTrip)
+{
+	AckWithBlocks w;
+	auto b = build(w.p);
+	ASSERT_EQ(b.size(), 32u + 64 + 3 * 56 + 4);
+	mroce_pkt q;
+	ASSERT_EQ(parse(b, &q), 0);
+	ASSERT_EQ(q.payload_len, 3 * MROCE_ACK_BLK_SIZE);
+	const uint16_t want[] = {1, 2, 63};
+	for (uint32_t k = 0; k < 3; k++) {
+		mroce_ack a;
+		uint16_t path;
+		ASSERT_EQ(mroce_ack_blk_get(&q, k, &path, &a), 0);
+		EXPECT_EQ(path, want[k]);
+		EXPECT_EQ(a.high_psn, 2000 + k);
+		EXPECT_EQ(a.cum_psn, 1990 + k);
+		EXPECT_EQ(a.ecn_ce, 10 + k);
+		EXPECT_EQ(a.echo_ts, 0x01020304 + k);
+		EXPECT_EQ(a.sack[0], 0x1ffu);
+		EXPECT_EQ(a.sack[3], (uint64_t)k << 60);
+		/* connection-wide fields come from the ACKETH */
+		EXPECT_EQ(a.cum_dsn, 500u);
+		EXPECT_EQ(a.cmpl_msn, 9u);
+		EXPECT_EQ(a.syndrome, MROCE_SYN_ACK);
+	}
+	mroce_ack a;
+	uint16_t path;
+	EXPECT_EQ(mroce_ack_blk_get(&q, 3, &path, &a), MROCE_E_INVAL);
+	/* the block's path is big endian at offset 0 */
+	const uint8_t *blk0 = b.data() + 32 + 64;
+	EXPECT_EQ(blk0[0], 0);
+	EXPECT_EQ(blk0[1], 1);
+	EXPECT_EQ(blk0[4 + 3], 2000 & 0xff);
+}
+
+TEST(Pkt, RejectMalformedAckBlocks)
+{
+	const size_t b0 = 32 + 64;	/* first block's offset */
+	expect_reject(AckWithBlocks().p, MROCE_E_RSVD,
+		      [](auto &b) { b[b0 + 2] = 1; }, "block rsvd0");
+	expect_reject(AckWithBlocks().p, MROCE_E_RSVD,
+		      [](auto &b) { b[b0 + 23] = 1; }, "block rsvd1");
+	expect_reject(AckWithBlocks().p, MROCE_E_RSVD,
+		      [](auto &b) { b[b0 + 0] = 0; b[b0 + 1] = 64; },
+		      "block path past the wire's 64");
+	expect_reject(AckWithBlocks().p, MROCE_E_PATH,
+		      [](auto &b) { b[b0 + 1] = 7; }, "block repeats the base path");
+	expect_reject(AckWithBlocks().p, MROCE_E_PATH,
+		      [](auto &b) { b[b0 + 56 + 1] = 1; }, "two blocks, one path");
+	expect_reject(AckWithBlocks().p, MROCE_E_FIELD,
+		      [](auto &b) { b[b0 + 11] = 0xd1; }, "block cum > high");
+	expect_reject(AckWithBlocks().p, MROCE_E_FIELD,
+		      [](auto &b) { b[b0 + 24 + 1] |= 2; },
+		      "block marks its cum received");
+	/* only whole blocks */
+	AckWithBlocks w;
+	w.p.payload_len = MROCE_ACK_BLK_SIZE + 1;
+	expect_reject(w.p, MROCE_E_PAYLOAD, nullptr, "partial block");
+	/* only on a positive ACK: a NAK names one path */
+	for (uint8_t syn : {MROCE_SYN_RNR, MROCE_SYN_REM_ACCESS}) {
+		AckWithBlocks n;
+		n.p.ack.syndrome = syn;
+		if (syn == MROCE_SYN_RNR)
+			n.p.ack.rnr_timer = 1;
+		expect_reject(n.p, MROCE_E_PAYLOAD, nullptr, "blocks on a NAK");
+	}
+	/* at most one block per other path */
+	std::vector<uint16_t> many;
+	for (uint16_t i = 0; i < 64; i++)
+		if (i != 7)
+			many.push_back(i);
+	AckWithBlocks full(many);
+	EXPECT_EQ(parse(build(full.p)), 0);
+	many.push_back(0);
+	AckWithBlocks over(many);
+	EXPECT_EQ(parse(build(over.p)), MROCE_E_PAYLOAD);
+	/* other opcodes keep their payload rules */
+	mroce_pkt pr = base(MROCE_OP_PROBE, 0);
+	pr.payload = w.blk.data();
+	pr.payload_len = MROCE_ACK_BLK_SIZE;
+	std::vector<uint8_t> buf(MROCE_MAX_PKT);
+	EXPECT_EQ(mroce_pkt_build(buf.data(), buf.size(), &pr), MROCE_E_INVAL);
 }
 
 TEST(Pkt, BuilderBounds)

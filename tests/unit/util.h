@@ -76,6 +76,20 @@ inline bool is_op(const Wire &w, uint8_t op)
 	return w.size() > 1 && w[1] == op;
 }
 
+// The paths an ACK acknowledges: the base header's, then its blocks'.
+inline std::vector<uint32_t> ack_paths(const Wire &w)
+{
+	mroce_pkt p = parse1(w);
+	std::vector<uint32_t> v{p.path};
+	mroce_ack a;
+	uint16_t path;
+	for (uint32_t k = 0; k < p.payload_len / MROCE_ACK_BLK_SIZE; k++) {
+		EXPECT_EQ(mroce_ack_blk_get(&p, k, &path, &a), 0);
+		v.push_back(path);
+	}
+	return v;
+}
+
 // A pair of endpoints wired by hand (no channel).
 struct Pair {
 	Endpoint a, b;

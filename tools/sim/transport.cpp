@@ -152,6 +152,8 @@ bool MroceEp::pull(Time now, Packet &p)
 	uint32_t len = tx.pkt.payload_len;
 	if (tx.src == MROCE_SRC_WR)
 		pattern_fill(b + h, info.flow, (uint32_t)tx.cookie, tx.src_offset, len);
+	else if (tx.src == MROCE_SRC_PKT)
+		memcpy(b + h, tx.pkt.payload, len);
 	else if (len) {
 		sink_.protocol_error("payload from unexpected source");
 		memset(b + h, 0, len);

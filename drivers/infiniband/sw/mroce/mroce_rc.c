@@ -584,6 +584,9 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 			mroce_conn_set_error(qp->conn, MROCE_ST_LOC_PROT);
 			goto free;
 		}
+	} else if (tx->src == MROCE_SRC_PKT) {
+		/* ACK blocks in the connection, under qp->lock like us */
+		memcpy(buf + hlen, tx->pkt.payload, plen);
 	} else if (tx->src == MROCE_SRC_LOCAL_MEM) {
 		/*
 		 * The region was invalidated or deregistered after the READ

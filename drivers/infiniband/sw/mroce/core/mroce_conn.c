@@ -273,11 +273,17 @@ void mroce_conn_set_error(struct mroce_conn *c, u32 status)
 int mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		  bool ce, u64 now_ns)
 {
+	int ret;
+
 	/* The embedder demultiplexes by destination QPN before calling. */
 	c->now_ns = now_ns;
 	switch (pkt->opcode) {
 	case MROCE_OP_ACK:
-		return mroce_send_ack(c, pkt, now_ns);
+		c->st.rx_acks++;
+		ret = mroce_send_ack(c, pkt, now_ns);
+		if (pkt->payload_len)
+			mroce_send_ack_blks(c, pkt, now_ns);
+		return ret;
 	case MROCE_OP_PROBE:
 		if (pkt->path >= c->p.num_paths)
 			return MROCE_E_PATH;

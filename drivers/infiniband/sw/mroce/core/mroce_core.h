@@ -167,6 +167,16 @@ int mroce_pkt_seal(u8 *buf, u32 len, u32 buflen);
  */
 int mroce_pkt_build(u8 *buf, u32 buflen, const struct mroce_pkt *pkt);
 
+/*
+ * ACK blocks (the payload of a positive ACK: MROCE_ACK_BLK_SIZE bytes per
+ * further path).  mroce_ack_blk_get() decodes block k of a parsed ACK:
+ * the block's path, and *a = the ACKETH with the block's path fields;
+ * mroce_ack_blk_put() encodes one.
+ */
+int mroce_ack_blk_get(const struct mroce_pkt *pkt, u32 k, u16 *path,
+		      struct mroce_ack *a);
+void mroce_ack_blk_put(u8 *p, u16 path, const struct mroce_ack *a);
+
 /* CRC32c (Castagnoli) with the usual ~0 init and final xor. */
 u32 mroce_crc32c(u32 crc, const u8 *buf, u32 len);
 
@@ -372,6 +382,10 @@ enum mroce_src {
 	MROCE_SRC_NONE,		/* no payload (ACK, PROBE, READ_REQ, ...) */
 	MROCE_SRC_WR,		/* our WR cookie's data at offset */
 	MROCE_SRC_LOCAL_MEM,	/* READ response: local va (rkey) */
+	/* pkt.payload: bytes the connection owns (ACK blocks), valid until
+	 * the next call into it
+	 */
+	MROCE_SRC_PKT,
 };
 
 /*
@@ -469,7 +483,6 @@ struct mroce_path {
 	/* receiver side */
 	struct mroce_sack_rx rcv_sb;	/* PSNs received (mroce_sack.h) */
 	u32 rcv_ce;
-	u32 rcv_unacked;
 	bool ack_pending;
 	bool ack_now;
 	u64 ack_due_ns;
@@ -562,6 +575,7 @@ struct mroce_conn_stats {
 	u64 rx_ack_invalid;	/* ACK/NAK naming nothing in flight */
 	u64 rx_resp_invalid;	/* READ/ATOMIC response for no request */
 	u64 cc_cuts;		/* decreases of the connection window */
+	u64 tx_ack_blks;	/* further paths acknowledged in our ACKs */
 };
 
 /*
@@ -629,6 +643,8 @@ struct mroce_conn {
 	u64 rcv_dsn_map[MROCE_MAX_INFLIGHT / 64];
 	u32 rcv_msn_cum;
 	struct mroce_rmsg rmsg[MROCE_MAX_MSGS];
+	u32 rcv_unacked;	/* data packets since our last ACK, all paths */
+	u8 ack_blk[MROCE_ACK_MAX_BLKS * MROCE_ACK_BLK_SIZE];	/* our ACK's */
 	bool nak_pending;
 	u8 nak_syn;
 	u16 nak_path;

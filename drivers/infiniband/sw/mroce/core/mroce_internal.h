@@ -153,6 +153,8 @@ void mroce_cc_on_rto(struct mroce_conn *c, struct mroce_path *p, u64 rto,
 		     u64 now);
 
 /* mroce_send.c: sender engine. */
+void mroce_send_ack_blks(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			 u64 now);
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   u64 now);
 int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx);

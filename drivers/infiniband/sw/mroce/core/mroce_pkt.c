@@ -21,12 +21,16 @@ static inline void mroce_pkt_size_checks(void)
 	BUILD_BUG_ON(sizeof(struct mroce_atketh) != MROCE_ATKETH_SIZE);
 	BUILD_BUG_ON(sizeof(struct mroce_acketh) != MROCE_ACKETH_SIZE);
 	BUILD_BUG_ON(sizeof(struct mroce_deth) != MROCE_DETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_ack_blk) != MROCE_ACK_BLK_SIZE);
+	BUILD_BUG_ON(MROCE_ACK_MAX_BLKS * MROCE_ACK_BLK_SIZE >
+		     MROCE_MAX_PAYLOAD);
 	BUILD_BUG_ON(MROCE_SACK_BITS != MROCE_PATH_WND);
 }
 
 /* Payload rules. */
 #define MROCE_PL_NONE	0	/* payload_len must be 0 */
 #define MROCE_PL_DATA	1	/* 0..MROCE_MAX_PAYLOAD, bounded by total */
+#define MROCE_PL_ACKBLK	2	/* ACK blocks (positive ACK only) */
 
 struct mroce_op_desc {
 	u8 valid;
@@ -64,7 +68,7 @@ static const struct mroce_op_desc mroce_ops[MROCE_OP_UD_SEND_IMM + 1] = {
 				 MROCE_EXT_AETH },
 	[MROCE_OP_ATOMIC_RESP] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
 				   MROCE_EXT_ATKETH },
-	[MROCE_OP_ACK] = { 1, MROCE_PL_NONE, 0, MROCE_EXT_ACKETH },
+	[MROCE_OP_ACK] = { 1, MROCE_PL_ACKBLK, 0, MROCE_EXT_ACKETH },
 	[MROCE_OP_PROBE] = { 1, MROCE_PL_NONE, MROCE_F_ACKREQ, 0 },
 	[MROCE_OP_UD_SEND] = { 1, MROCE_PL_DATA, MROCE_UD_FLAGS,
 			       MROCE_EXT_DETH },
@@ -172,10 +176,40 @@ static int mroce_pkt_total(const struct mroce_pkt *pkt, u32 *total)
 	}
 }
 
-static int mroce_parse_ack(const u8 *p, struct mroce_ack *a)
+/* The SACK bitmap (32 bytes, LSB first) and its consistency with cum_psn. */
+static int mroce_parse_sack(const u8 *p, struct mroce_ack *a)
 {
 	u32 i, dist;
 
+	for (i = 0; i < MROCE_SACK_WORDS; i++) {
+		u64 w = 0;
+		int b;
+
+		for (b = 7; b >= 0; b--)
+			w = (w << 8) | p[i * 8 + b];
+		a->sack[i] = w;
+	}
+	/* cum_psn lies in the window [high - 256, high]. */
+	dist = a->high_psn - a->cum_psn;
+	if (dist > MROCE_SACK_BITS)
+		return MROCE_E_FIELD;
+	/* cum_psn itself is by definition missing when below high. */
+	if (dist && (a->sack[(dist - 1) / 64] >> ((dist - 1) % 64) & 1))
+		return MROCE_E_FIELD;
+	return 0;
+}
+
+static void mroce_put_sack(u8 *p, const struct mroce_ack *a)
+{
+	u32 i, b;
+
+	for (i = 0; i < MROCE_SACK_WORDS; i++)
+		for (b = 0; b < 8; b++)
+			p[i * 8 + b] = (u8)(a->sack[i] >> (8 * b));
+}
+
+static int mroce_parse_ack(const u8 *p, struct mroce_ack *a)
+{
 	a->high_psn = mroce_get_be32(p + 0);
 	a->cum_psn = mroce_get_be32(p + 4);
 	a->ecn_ce = mroce_get_be32(p + 8);
@@ -191,21 +225,74 @@ static int mroce_parse_ack(const u8 *p, struct mroce_ack *a)
 	if ((a->rnr_timer && a->syndrome != MROCE_SYN_RNR) ||
 	    a->rnr_timer > MROCE_RNR_TIMER_MAX)
 		return MROCE_E_FIELD;
-	for (i = 0; i < MROCE_SACK_WORDS; i++) {
-		u64 w = 0;
-		int b;
+	return mroce_parse_sack(p + 32, a);
+}
 
-		for (b = 7; b >= 0; b--)
-			w = (w << 8) | p[32 + i * 8 + b];
-		a->sack[i] = w;
+/*
+ * Block k of an ACK parsed by mroce_pkt_parse() (which checked them all):
+ * its path into *path, its fields over a copy of the ACKETH in *a.
+ */
+int mroce_ack_blk_get(const struct mroce_pkt *pkt, u32 k, u16 *path,
+		      struct mroce_ack *a)
+{
+	const u8 *p;
+
+	if (pkt->opcode != MROCE_OP_ACK || !pkt->payload ||
+	    k >= pkt->payload_len / MROCE_ACK_BLK_SIZE)
+		return MROCE_E_INVAL;
+	p = pkt->payload + k * MROCE_ACK_BLK_SIZE;
+	*a = pkt->ack;
+	*path = mroce_get_be16(p);
+	a->high_psn = mroce_get_be32(p + 4);
+	a->cum_psn = mroce_get_be32(p + 8);
+	a->ecn_ce = mroce_get_be32(p + 12);
+	a->echo_ts = mroce_get_be32(p + 16);
+	if (mroce_get_be16(p + 2) || mroce_get_be32(p + 20) ||
+	    *path >= MROCE_WIRE_MAX_PATHS)
+		return MROCE_E_RSVD;
+	return mroce_parse_sack(p + 24, a);
+}
+
+void mroce_ack_blk_put(u8 *p, u16 path, const struct mroce_ack *a)
+{
+	mroce_put_be16(p, path);
+	mroce_put_be16(p + 2, 0);
+	mroce_put_be32(p + 4, a->high_psn);
+	mroce_put_be32(p + 8, a->cum_psn);
+	mroce_put_be32(p + 12, a->ecn_ce);
+	mroce_put_be32(p + 16, a->echo_ts);
+	mroce_put_be32(p + 20, 0);
+	mroce_put_sack(p + 24, a);
+}
+
+/*
+ * An ACK's blocks: whole blocks, only on a positive ACK, each valid, each
+ * for a path of its own (not the base header's, no two alike).
+ */
+static int mroce_parse_ack_blks(const struct mroce_pkt *pkt)
+{
+	struct mroce_ack a;
+	u64 seen = 1ULL << pkt->path;
+	u32 k, n;
+	u16 path;
+	int ret;
+
+	if (!pkt->payload_len)
+		return 0;
+	if (pkt->payload_len % MROCE_ACK_BLK_SIZE ||
+	    pkt->ack.syndrome != MROCE_SYN_ACK)
+		return MROCE_E_PAYLOAD;
+	n = pkt->payload_len / MROCE_ACK_BLK_SIZE;
+	if (n > MROCE_ACK_MAX_BLKS)
+		return MROCE_E_PAYLOAD;
+	for (k = 0; k < n; k++) {
+		ret = mroce_ack_blk_get(pkt, k, &path, &a);
+		if (ret)
+			return ret;
+		if (seen >> path & 1)
+			return MROCE_E_PATH;
+		seen |= 1ULL << path;
 	}
-	/* cum_psn lies in the window [high - 256, high]. */
-	dist = a->high_psn - a->cum_psn;
-	if (dist > MROCE_SACK_BITS)
-		return MROCE_E_FIELD;
-	/* cum_psn itself is by definition missing when below high. */
-	if (dist && (a->sack[(dist - 1) / 64] >> ((dist - 1) % 64) & 1))
-		return MROCE_E_FIELD;
 	return 0;
 }
 
@@ -327,6 +414,8 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 		/* ACK/PROBE: no message position */
 		if (pkt->offset)
 			return MROCE_E_RSVD;
+		if (d->payload == MROCE_PL_ACKBLK)
+			return mroce_parse_ack_blks(pkt);
 		return 0;
 	}
 
@@ -361,8 +450,6 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 
 static void mroce_pkt_put_ack(u8 *p, const struct mroce_ack *a)
 {
-	u32 i, b;
-
 	mroce_put_be32(p + 0, a->high_psn);
 	mroce_put_be32(p + 4, a->cum_psn);
 	mroce_put_be32(p + 8, a->ecn_ce);
@@ -372,9 +459,7 @@ static void mroce_pkt_put_ack(u8 *p, const struct mroce_ack *a)
 	p[24] = a->syndrome;
 	p[25] = a->rnr_timer;
 	memset(p + 26, 0, 6);
-	for (i = 0; i < MROCE_SACK_WORDS; i++)
-		for (b = 0; b < 8; b++)
-			p[32 + i * 8 + b] = (u8)(a->sack[i] >> (8 * b));
+	mroce_put_sack(p + 32, a);
 }
 
 int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
@@ -388,7 +473,8 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 	if (pkt->path >= MROCE_WIRE_MAX_PATHS ||
 	    pkt->dqpn & ~MROCE_QPN_MASK ||
 	    pkt->flags & ~MROCE_F_VALID_MASK ||
-	    pkt->payload_len > MROCE_MAX_PAYLOAD)
+	    pkt->payload_len > MROCE_MAX_PAYLOAD ||
+	    (d->payload == MROCE_PL_NONE && pkt->payload_len))
 		return MROCE_E_INVAL;
 	hdr = MROCE_BTH_SIZE + mroce_ext_len(d->ext);
 	if (!buf || buflen < hdr)

@@ -23,9 +23,14 @@ static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
 	p->trig_dsn = pkt->dsn;
 	p->trig_msn = pkt->msn;
 	p->trig_ts = pkt->tx_ts;
-	p->rcv_unacked++;
+	/*
+	 * ack_every counts the connection's packets, not the path's: one ACK
+	 * acknowledges every path with news (its blocks), and a path carries
+	 * about one packet per round trip.
+	 */
+	c->rcv_unacked++;
 	if (gap || dup || (pkt->flags & MROCE_F_ACKREQ) ||
-	    p->rcv_unacked >= c->p.ack_every)
+	    c->rcv_unacked >= c->p.ack_every)
 		p->ack_now = true;
 	if (!p->ack_pending) {
 		p->ack_pending = true;
@@ -524,6 +529,45 @@ static void mroce_recv_build_ack(struct mroce_conn *c, u32 i, u64 now,
 	c->st.tx_acks++;
 }
 
+/*
+ * The other paths with news (an ACK pending or due) ride along as blocks
+ * of the ACK of path i, so one packet acknowledges them all.  The blocks
+ * fit in mtu - ACKETH bytes, so an ACK is never longer than the largest
+ * data packet (BTH + mtu); paths left over send their own ACK next.
+ */
+static void mroce_recv_add_blks(struct mroce_conn *c, u32 i,
+				struct mroce_tx *tx)
+{
+	u32 k, j, n = 0, max;
+	struct mroce_path *q;
+	struct mroce_ack a;
+
+	max = (c->p.mtu - MROCE_ACKETH_SIZE) / MROCE_ACK_BLK_SIZE;
+	if (max > MROCE_ACK_MAX_BLKS)
+		max = MROCE_ACK_MAX_BLKS;
+	for (k = 1; k < c->p.num_paths && n < max; k++) {
+		j = (i + k) % c->p.num_paths;
+		q = &c->path[j];
+		if (!q->ack_pending && !q->ack_now)
+			continue;
+		memset(&a, 0, sizeof(a));
+		mroce_sack_rx_fill(&q->rcv_sb, &a);
+		a.ecn_ce = q->rcv_ce;
+		a.echo_ts = q->trig_ts;
+		mroce_ack_blk_put(c->ack_blk + n * MROCE_ACK_BLK_SIZE, (u16)j,
+				  &a);
+		q->ack_now = false;
+		q->ack_pending = false;
+		n++;
+	}
+	if (!n)
+		return;
+	tx->src = MROCE_SRC_PKT;
+	tx->pkt.payload = c->ack_blk;
+	tx->pkt.payload_len = (u16)(n * MROCE_ACK_BLK_SIZE);
+	c->st.tx_ack_blks += n;
+}
+
 int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 {
 	struct mroce_path *p;
@@ -549,8 +593,9 @@ int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 			continue;
 		p->ack_now = false;
 		p->ack_pending = false;
-		p->rcv_unacked = 0;
+		c->rcv_unacked = 0;
 		mroce_recv_build_ack(c, i, now, tx);
+		mroce_recv_add_blks(c, i, tx);
 		return 1;
 	}
 	return 0;

@@ -279,7 +279,6 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	if (i >= c->p.num_paths)
 		return MROCE_E_PATH;
 	p = &c->path[i];
-	c->st.rx_acks++;
 	if (c->state != MROCE_CONN_OK)
 		return MROCE_E_STATE;
 	/* Validate before touching any state. */
@@ -382,6 +381,23 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	mroce_dsn_advance(c);
 	mroce_send_complete(c);
 	return 0;
+}
+
+/*
+ * The blocks of a positive ACK: each acknowledges its path as an ACK of
+ * that path alone would, and is validated alone (mroce_ack_valid()).
+ */
+void mroce_send_ack_blks(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			 u64 now)
+{
+	u32 k, n = pkt->payload_len / MROCE_ACK_BLK_SIZE;
+	struct mroce_pkt b = *pkt;
+
+	b.payload = NULL;
+	b.payload_len = 0;
+	for (k = 0; k < n && c->state == MROCE_CONN_OK; k++)
+		if (!mroce_ack_blk_get(pkt, k, &b.path, &b.ack))
+			mroce_send_ack(c, &b, now);
 }
 
 /* READ/ATOMIC response for our WR (after the receiver's DSN checks). */
