@@ -141,7 +141,9 @@ void drain(Env &e, uint64_t now, std::vector<std::vector<uint8_t>> *keep)
 		if (tx.pkt.payload_len > e.c->p.mtu)
 			fail("tx payload larger than mtu");
 		mroce_pkt p = tx.pkt;
-		p.payload = payload;
+		/* the connection's own bytes (ACK blocks) go out as they are */
+		if (tx.src != MROCE_SRC_PKT)
+			p.payload = payload;
 		std::vector<uint8_t> b(MROCE_MAX_PKT);
 		int n = mroce_pkt_build(b.data(), (uint32_t)b.size(), &p);
 		if (n < 0)
