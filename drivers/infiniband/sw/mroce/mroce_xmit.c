@@ -93,9 +93,15 @@ static int mroce_xmit4(struct mroce_qp *qp, struct sk_buff *skb)
 	rt = ip_route_output_key(mdev->net, &fl);
 	if (IS_ERR(rt))
 		return PTR_ERR(rt);
+	/*
+	 * Zero UDP checksum (nocheck): the ICRC covers the mroce packet and
+	 * the IPv4 header checksum the addresses, so a checksum would only
+	 * add a pass over every byte on each side where the NIC does not
+	 * offload it (spec section 2, Checksums).
+	 */
 	udp_tunnel_xmit_skb(rt, sk, skb, fl.saddr, fl.daddr, tos,
 			    ttl ? ttl : ip4_dst_hoplimit(&rt->dst),
-			    htons(IP_DF), sport, dport, false, false);
+			    htons(IP_DF), sport, dport, false, true);
 	return 0;
 }
 
