@@ -534,6 +534,8 @@ u64 mroce_param_rto_min_ns(void);
 
 /* mroce_net.c */
 int mroce_net_init(void);
+/* mroce_icrc.c: pick the faster CRC32c for the ICRC (module load). */
+void mroce_icrc_init(void);
 void mroce_net_exit(void);
 struct mroce_net *mroce_net_get(struct net *net);
 void mroce_net_put(struct mroce_net *mnet);

@@ -66,6 +66,7 @@ static int __init mroce_init(void)
 	int err;
 
 	mroce_stats_init();
+	mroce_icrc_init();
 	err = mroce_net_init();
 	if (err) {
 		mroce_stats_exit();
