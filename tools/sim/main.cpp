@@ -157,6 +157,12 @@ RunResult run_bulk(const WorldCfg &cfg, std::vector<BulkApp::Spec> specs, double
 	return r;
 }
 
+// Control packets (ACKs, NAKs, probes) per data packet sent.
+double ctrl_per_data(const RunResult &r)
+{
+	return r.tot.tx_data ? (double)r.tot.tx_ctrl / (double)r.tot.tx_data : 0.0;
+}
+
 void print(const char *tag, const RunResult &r)
 {
 	fprintf(stderr,
@@ -166,7 +172,7 @@ void print(const char *tag, const RunResult &r)
 		"%.2f s events %llu%s%s%s\n",
 		tag, model_name(r.model), r.goodput_gbps, r.fct_p50, r.fct_p99,
 		r.tot.retx_ratio(),
-		r.tot.tx_data ? (double)r.tot.tx_ctrl / (double)r.tot.tx_data : 0.0,
+		ctrl_per_data(r),
 		(unsigned long long)r.tot.naks,
 		(unsigned long long)r.tot.rtos, (unsigned long long)r.tot.steers,
 		(unsigned long long)r.tot.downs, r.tot.flows_failed, r.tot.flows, r.sim_ms,
@@ -639,6 +645,14 @@ int scen_regress(const Opts &o)
 			print("1% loss", r1);
 			expect(r0.errors.empty() && r1.errors.empty() && r0.finished && r1.finished,
 			       std::string(model_name(m)) + " runs complete and clean");
+			if (m == Model::Mroce) {
+				// One ACK per ack_every (4) packets of the connection,
+				// the other paths as ACK blocks (spec 6.2).
+				char b[128];
+				snprintf(b, sizeof(b), "lossless bulk: %.3f control packets per data packet <= 0.3",
+					 ctrl_per_data(r0));
+				expect(ctrl_per_data(r0) <= 0.3, b);
+			}
 			ratio[m == Model::Mroce ? 0 : 1] = r1.goodput_gbps / r0.goodput_gbps;
 		}
 		char b[128];
@@ -701,6 +715,9 @@ int scen_regress(const Opts &o)
 		expect(r.goodput_gbps >= 90, b);
 		snprintf(b, sizeof(b), "retransmitted %.4f <= 0.02", r.tot.retx_ratio());
 		expect(r.tot.retx_ratio() <= 0.02, b);
+		// 0.96 with one ACK per path and packet, before ACK blocks.
+		snprintf(b, sizeof(b), "%.3f control packets per data packet <= 0.5", ctrl_per_data(r));
+		expect(ctrl_per_data(r) <= 0.5, b);
 		expect(r.finished && r.errors.empty(), "flows completed clean");
 	}
 	fprintf(stderr, "regress: %d failure(s)\n", failures);
