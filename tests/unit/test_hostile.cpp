@@ -47,16 +47,6 @@ void exchange(Pair &pr, uint64_t &now)
 	}
 }
 
-mroce_wr read_wr(uint32_t len, uint64_t off = 0)
-{
-	mroce_wr wr{};
-	wr.op = MROCE_WOP_READ;
-	wr.length = len;
-	wr.remote_va = kMemVa + off;
-	wr.rkey = kRkey;
-	return wr;
-}
-
 }  // namespace
 
 TEST(Hostile, SequenceSpacesStartAtTheIsn)

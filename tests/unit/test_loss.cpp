@@ -381,12 +381,7 @@ TEST(Rto, ReadResponseKeepsTheRequestAlive)
 	const uint32_t len = 128 * 1024;
 	for (uint32_t k = 0; k < len; k++)
 		pr.b.mem[k] = (uint8_t)(k * 7 + 3);
-	mroce_wr wr{};
-	wr.op = MROCE_WOP_READ;
-	wr.length = len;
-	wr.remote_va = kMemVa;
-	wr.rkey = kRkey;
-	ASSERT_EQ(pr.a.post(wr, std::vector<uint8_t>(len), 0), 0);
+	ASSERT_EQ(pr.a.post(read_wr(len), std::vector<uint8_t>(len), 0), 0);
 	std::deque<Wire> to_a;	/* b's response segments, one per step */
 	uint64_t now = 0;
 	int resp = 0, acks_lost = 0, req_sent = 0;
@@ -439,12 +434,7 @@ TEST(Rto, ResponderWithoutWrsDoesNotGiveUp)
 	prm.retry_budget = 2;
 	Pair pr(prm);
 	const uint32_t len = 8 * 1024;
-	mroce_wr wr{};
-	wr.op = MROCE_WOP_READ;
-	wr.length = len;
-	wr.remote_va = kMemVa;
-	wr.rkey = kRkey;
-	ASSERT_EQ(pr.a.post(wr, std::vector<uint8_t>(len), 0), 0);
+	ASSERT_EQ(pr.a.post(read_wr(len), std::vector<uint8_t>(len), 0), 0);
 	for (auto &w : drain(pr.a, 0))
 		deliver(pr.b, w, 10 * kUs);
 	/* b's response and everything after it are lost: a is stopped */

@@ -64,6 +64,16 @@ inline mroce_wr write_wr(uint32_t len, uint64_t va_off = 0)
 	return wr;
 }
 
+inline mroce_wr read_wr(uint32_t len, uint64_t va_off = 0)
+{
+	mroce_wr wr{};
+	wr.op = MROCE_WOP_READ;
+	wr.length = len;
+	wr.remote_va = kMemVa + va_off;
+	wr.rkey = kRkey;
+	return wr;
+}
+
 inline mroce_path_stats pstats(Endpoint &e, uint32_t i)
 {
 	mroce_path_stats s;
