@@ -19,7 +19,7 @@ pkgs=(
 	clang-14 libclang-rt-14-dev
 	gnuplot-nox ucx-utils openmpi-bin libopenmpi-dev
 	ccache flex bison bc libelf-dev libssl-dev
-	tshark
+	tshark groff-base
 )
 
 kver_file=/var/lib/mroce-kver
