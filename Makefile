@@ -31,7 +31,7 @@ help:
 	@echo "make check      setup + build + every test (host and QEMU guests)"
 	@echo "make check-debug  guest selftests + stress on the KASAN/lockdep/kmemleak debug kernel"
 	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
-	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so and mroce.driver"
+	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so, mroce.driver, mroce(7) [DESTDIR= PREFIX=]"
 	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
 	@echo "make bench      two-guest bench, mroce vs rxe (bench/bench.sh; about 30 min under TCG)"
 	@echo "make clean      remove build products"
@@ -79,15 +79,22 @@ demo: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/tools/demo.sh
 
+# DESTDIR: stage under a root (packaging); PREFIX: where the man page goes
+# (/usr/local unless given).  The module goes to /lib/modules/KVER/updates
+# and the provider to the directory libibverbs loads from, whatever PREFIX.
+PREFIX ?= /usr/local
 install: all
-	$(MAKE) -C $(KDIR) M=$(MODDIR) CONFIG_RDMA_MROCE=m INSTALL_MOD_DIR=updates modules_install
-	depmod -a $(KVER)
-	cmake --install $(BUILD)
+	$(MAKE) -C $(KDIR) M=$(MODDIR) CONFIG_RDMA_MROCE=m INSTALL_MOD_DIR=updates \
+		INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	$(if $(DESTDIR),@echo "install: staged in $(DESTDIR); run depmod on the target",depmod -a $(KVER))
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 
 uninstall:
-	rm -f /lib/modules/$(KVER)/updates/rdma_mroce.ko
-	depmod -a $(KVER)
-	@if [ -f $(BUILD)/install_manifest.txt ]; then xargs rm -fv < $(BUILD)/install_manifest.txt; fi
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/rdma_mroce.ko
+	$(if $(DESTDIR),,depmod -a $(KVER))
+	@# cmake's manifest names the files without DESTDIR
+	@if [ -f $(BUILD)/install_manifest.txt ]; then \
+		sed 's|^|$(DESTDIR)|' $(BUILD)/install_manifest.txt | xargs rm -fv; fi
 
 bench: all
 	@$(TOP)/bench/bench.sh $(BENCH_ARGS)

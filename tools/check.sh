@@ -94,6 +94,7 @@ ctest_ktap() {
 if [ "$mode" = all ] || [ "$mode" = host ]; then
 	suite ctest ctest_ktap
 	suite checkpatch "$top/tools/checkpatch.sh"
+	suite install "$top/tests/install/test_install.sh"
 	if [ -x "$top/tests/fuzz/run.sh" ]; then
 		suite fuzz-short "$top/tests/fuzz/run.sh" "${MROCE_FUZZ_SECONDS:-15}"
 	fi
