@@ -61,6 +61,9 @@ enum mroce_opcode {
 /* Destination QPNs are 24 bits. */
 #define MROCE_QPN_MASK		0x00ffffffu
 
+/* ACK delay limit codes: 1 (1 us) .. 16 (32.768 ms), 2^(code-1) us. */
+#define MROCE_ADL_MAX		16
+
 /* Number of logical paths on the wire: path ids 0..63. */
 #define MROCE_WIRE_MAX_PATHS	64
 
@@ -68,7 +71,10 @@ enum mroce_opcode {
  * Base header, 32 bytes, present on every packet.
  *  0 version      1 opcode       2 flags (be16)
  *  4 path (be16)  6 payload_len (be16)
- *  8 dqpn (be32, top 8 bits zero)
+ *  8 adl (u8)     data: the longest the receiver may hold its ACK, code
+ *                 1..MROCE_ADL_MAX = 2^(adl-1) us; 0: the receiver's
+ *                 default.  Zero in ACK and PROBE packets.
+ *  9 dqpn (24 bits, be)
  * 12 psn  (be32)  per-path packet sequence number
  * 16 dsn  (be32)  connection-level data sequence number
  * 20 msn  (be32)  message sequence number
@@ -84,7 +90,7 @@ struct mroce_bth {
 	__be16 flags;
 	__be16 path;
 	__be16 payload_len;
-	__be32 dqpn;
+	__be32 dqpn;		/* adl in the top 8 bits */
 	__be32 psn;
 	__be32 dsn;
 	__be32 msn;
@@ -171,7 +177,7 @@ struct mroce_deth {
  *               0..MROCE_RNR_TIMER_MAX (1: 10 us ... 31: 491.52 ms,
  *               0: 655.36 ms); zero unless syndrome is RNR
  * 26 rsvd (be16, zero)
- * 28 rsvd (be32, zero)
+ * 28 ack_delay  microseconds from the trigger's arrival to this ACK
  * 32 sack[32]   bit i (byte i / 8, bit i % 8, LSB first) is set when
  *               PSN high_psn - 1 - i was received
  */
@@ -185,7 +191,7 @@ struct mroce_acketh {
 	__u8 syndrome;
 	__u8 rnr_timer;
 	__be16 rsvd0;
-	__be32 rsvd1;
+	__be32 ack_delay;
 	__u8 sack[MROCE_SACK_BITS / 8];
 };
 
@@ -197,7 +203,7 @@ struct mroce_acketh {
  *  0 path (be16)  a path id, not the base header's nor another block's
  *  2 rsvd (be16, zero)
  *  4 high_psn     8 cum_psn     12 ecn_ce     16 echo_ts
- * 20 rsvd (be32, zero)
+ * 20 ack_delay (as the ACKETH's, for this path's trigger)
  * 24 sack[32]
  */
 struct mroce_ack_blk {
@@ -207,7 +213,7 @@ struct mroce_ack_blk {
 	__be32 cum_psn;
 	__be32 ecn_ce;
 	__be32 echo_ts;
-	__be32 rsvd1;
+	__be32 ack_delay;
 	__u8 sack[MROCE_SACK_BITS / 8];
 };
 

@@ -166,7 +166,7 @@ TEST(Rack, OnlyLaterDeliveryOnSamePathTriggers)
 	 * 2 x srtt + ack_delay, not rto_init (1 ms).
 	 */
 	EXPECT_EQ(mroce_conn_next_timer(pr.a.conn.get()),
-		  200 * kUs + pr.a.conn->p.ack_delay_ns);
+		  200 * kUs + mroce_send_hold_ns(pr.a.conn.get()));
 }
 
 TEST(Rto, ExponentialBackoffThenPathDown)
@@ -569,7 +569,9 @@ TEST(Tlp, ProbeResendsNewestPacketBeforeRto)
 	ASSERT_EQ(pk.size(), 3u);
 	/* the whole tail is lost: no ACK comes */
 	uint64_t t = mroce_conn_next_timer(pr.a.conn.get());
-	EXPECT_EQ(t, now + 2 * 20 * kUs + prm.ack_delay_ns);
+	/* the hold this sender allows: srtt / 4 = 5 us, rounded down to 4 */
+	EXPECT_EQ(mroce_send_hold_ns(pr.a.conn.get()), 4 * kUs);
+	EXPECT_EQ(t, now + 2 * 20 * kUs + 4 * kUs);
 	mroce_conn_timer(pr.a.conn.get(), t);
 	auto probe = drain(pr.a, t);
 	ASSERT_EQ(probe.size(), 1u);
@@ -596,4 +598,41 @@ TEST(Tlp, ProbeResendsNewestPacketBeforeRto)
 	EXPECT_EQ(pr.a.cqes.size(), 2u);
 	EXPECT_EQ(pstats(pr.a, 0).rtos, 0u);
 	EXPECT_EQ(pr.b.dup_placements, 0);
+}
+
+/*
+ * A delayed ACK says how long the receiver held its trigger (ack_delay):
+ * the sender's smoothed RTT leaves the hold out, its minimum does not, and
+ * a delay that would take the sample below the path's minimum is ignored.
+ */
+TEST(Rtt, AckDelayIsLeftOutOfTheSample)
+{
+	mroce_params prm = one_path_params();
+	const uint64_t rtt = 20 * kUs, hold = 300 * kUs;
+	for (bool lie : {false, true}) {
+		Pair pr(prm);
+		uint64_t now = 0;
+		warm_up(pr, now, rtt);
+		ASSERT_EQ(pstats(pr.a, 0).min_rtt_ns, rtt);
+		ASSERT_EQ(pr.a.post(write_wr(2048), std::vector<uint8_t>(2048, 3),
+				    now), 0);
+		auto pk = drain(pr.a, now);
+		ASSERT_EQ(pk.size(), 2u);
+		/* only the first arrives: not LAST, so its ACK is delayed */
+		ASSERT_EQ(deliver(pr.b, pk[0], now + rtt / 2), 0);
+		ASSERT_TRUE(drain(pr.b, now + rtt / 2).empty());
+		auto acks = drain(pr.b, now + rtt / 2 + hold);
+		ASSERT_EQ(acks.size(), 1u);
+		mroce_pkt ack = parse1(acks[0]);
+		EXPECT_EQ(ack.ack.ack_delay_us, hold / kUs);
+		if (lie)	/* more than the sample: the path's floor holds */
+			ack.ack.ack_delay_us = (rtt + hold) / kUs;
+		ASSERT_EQ(mroce_conn_rx(pr.a.conn.get(), &ack, false,
+					now + rtt + hold), 0);
+		EXPECT_EQ(pstats(pr.a, 0).min_rtt_ns, rtt);
+		if (!lie)
+			EXPECT_EQ(pstats(pr.a, 0).srtt_ns, rtt);
+		else	/* srtt + (raw - srtt) / 8 */
+			EXPECT_EQ(pstats(pr.a, 0).srtt_ns, rtt + hold / 8);
+	}
 }

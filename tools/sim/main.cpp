@@ -649,9 +649,9 @@ int scen_regress(const Opts &o)
 				// One ACK per ack_every (4) packets of the connection,
 				// the other paths as ACK blocks (spec 6.2).
 				char b[128];
-				snprintf(b, sizeof(b), "lossless bulk: %.3f control packets per data packet <= 0.3",
+				snprintf(b, sizeof(b), "lossless bulk: %.3f control packets per data packet <= 0.2",
 					 ctrl_per_data(r0));
-				expect(ctrl_per_data(r0) <= 0.3, b);
+				expect(ctrl_per_data(r0) <= 0.2, b);
 			}
 			ratio[m == Model::Mroce ? 0 : 1] = r1.goodput_gbps / r0.goodput_gbps;
 		}
@@ -679,7 +679,15 @@ int scen_regress(const Opts &o)
 		// Fair share of one of 4 spines is 0.25 (measured unmarked: ~0.25).
 		snprintf(b, sizeof(b), "share via marked link after 2 ms %.4f < 0.0625 (first 2 ms %.4f)",
 			 e.share_late, e.share_early);
-		expect(e.r.tot.steers > 0, "steers > 0");
+		// Not "steers > 0": the marked paths' windows are cut to the
+		// floor within a few RTTs, so they carry too few packets (13
+		// each at seed 1) for steering to judge them (16 samples), and
+		// a steer elsewhere would make such a check pass by accident
+		// (it did before ack_every 8: path 3, unmarked, for its RTT).
+		// The outcome is what is asserted; test_fabric asserts the
+		// steering mechanism between guests.
+		fprintf(stderr, "  info: %llu steers\n",
+			(unsigned long long)e.r.tot.steers);
 		expect(e.share_late < 0.0625, b);
 		EcnResult u = ecn_run(seed, false, 48u << 20);
 		snprintf(b, sizeof(b), "unmarked control: share of that link %.4f > 0.2", u.share_late);
@@ -716,8 +724,8 @@ int scen_regress(const Opts &o)
 		snprintf(b, sizeof(b), "retransmitted %.4f <= 0.02", r.tot.retx_ratio());
 		expect(r.tot.retx_ratio() <= 0.02, b);
 		// 0.96 with one ACK per path and packet, before ACK blocks.
-		snprintf(b, sizeof(b), "%.3f control packets per data packet <= 0.5", ctrl_per_data(r));
-		expect(ctrl_per_data(r) <= 0.5, b);
+		snprintf(b, sizeof(b), "%.3f control packets per data packet <= 0.4", ctrl_per_data(r));
+		expect(ctrl_per_data(r) <= 0.4, b);
 		expect(r.finished && r.errors.empty(), "flows completed clean");
 	}
 	fprintf(stderr, "regress 8: all-to-all of 16 hosts at 1%% loss keeps its speed and tail\n");

@@ -53,6 +53,7 @@ f.f_retx = ProtoField.bool("mroce.flags.retx", "RETX", 16, nil, 0x0010)
 f.f_tlp = ProtoField.bool("mroce.flags.tlp", "TLP", 16, nil, 0x0020)
 f.path = ProtoField.uint16("mroce.path", "Path")
 f.payload_len = ProtoField.uint16("mroce.payload_len", "Payload length")
+f.adl = ProtoField.uint8("mroce.adl", "ACK delay limit (code: 2^(code-1) us, 0 default)")
 f.dqpn = ProtoField.uint32("mroce.dqpn", "Destination QP", base.HEX, nil, 0x00ffffff)
 f.psn = ProtoField.uint32("mroce.psn", "PSN")
 f.dsn = ProtoField.uint32("mroce.dsn", "DSN")
@@ -75,6 +76,7 @@ f.atk_orig = ProtoField.uint64("mroce.atketh.orig", "Original value", base.HEX)
 f.deth_qkey = ProtoField.uint32("mroce.deth.qkey", "Q_Key", base.HEX)
 f.deth_src_qpn = ProtoField.uint32("mroce.deth.src_qpn", "Source QP", base.HEX)
 f.rsvd = ProtoField.bytes("mroce.rsvd", "Reserved")
+f.ack_delay = ProtoField.uint32("mroce.ack.ack_delay", "ACK delay (us)")
 
 f.ack_high = ProtoField.uint32("mroce.ack.high_psn", "High PSN")
 f.ack_cum = ProtoField.uint32("mroce.ack.cum_psn", "Cumulative PSN")
@@ -219,7 +221,8 @@ local function ext(tree, tvb, name, off)
 		t:add(f.ack_cmpl_msn, tvb(off + 20, 4))
 		t:add(f.ack_syn, tvb(off + 24, 1))
 		t:add(f.ack_rnr, tvb(off + 25, 1))
-		rsvd(t, tvb, off + 26, 6)
+		rsvd(t, tvb, off + 26, 2)
+		t:add(f.ack_delay, tvb(off + 28, 4))
 		if tvb(off + 24, 1):uint() > 4 then
 			t:add_proto_expert_info(e_malformed, "syndrome above 4")
 		end
@@ -250,6 +253,7 @@ function p.dissector(tvb, pinfo, tree)
 	fl:add(f.f_tlp, tvb(2, 2))
 	t:add(f.path, tvb(4, 2))
 	t:add(f.payload_len, tvb(6, 2))
+	t:add(f.adl, tvb(8, 1))
 	t:add(f.dqpn, tvb(8, 4))
 	t:add(f.psn, tvb(12, 4))
 	t:add(f.dsn, tvb(16, 4))
@@ -275,8 +279,9 @@ function p.dissector(tvb, pinfo, tree)
 		t:add_proto_expert_info(e_malformed, "payload_len does not match the datagram")
 		return len
 	end
-	if tvb(8, 1):uint() ~= 0 then
-		t:add_proto_expert_info(e_malformed, "top 8 bits of dqpn set")
+	local adl = tvb(8, 1):uint()
+	if adl > 16 or (adl ~= 0 and (op == 0x10 or op == 0x11)) then
+		t:add_proto_expert_info(e_malformed, "adl above 16, or on an ACK or PROBE")
 	end
 	off = BASE
 	for _, e in ipairs(EXT[op]) do
@@ -301,7 +306,7 @@ function p.dissector(tvb, pinfo, tree)
 				bt:add(f.blk_path, tvb(b, 2))
 				rsvd(bt, tvb, b + 2, 2)
 				path_fields(bt, tvb, b + 4, b + 24)
-				rsvd(bt, tvb, b + 20, 4)
+				bt:add(f.ack_delay, tvb(b + 20, 4))
 				if paths[bp] or bp >= 64 then
 					bt:add_proto_expert_info(e_malformed, "path repeated or >= 64")
 				end

@@ -61,14 +61,22 @@ void mroce_cc_init(struct mroce_conn *c, struct mroce_path *p)
 	p->cc_cut_ns = 0;
 }
 
-void mroce_cc_rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
+/*
+ * rtt: the sample without the receiver's ACK delay, for srtt and rttvar;
+ * raw: with it, for the minimum (a path's floor is what it has shown, not
+ * what a receiver says it added; mroce_ack_rtt()).
+ */
+void mroce_cc_rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt,
+			 u64 raw)
 {
 	u64 err;
 
 	if (!rtt)
 		rtt = 1;
-	if (!p->st.min_rtt_ns || rtt < p->st.min_rtt_ns)
-		p->st.min_rtt_ns = rtt;
+	if (raw < rtt)
+		raw = rtt;
+	if (!p->st.min_rtt_ns || raw < p->st.min_rtt_ns)
+		p->st.min_rtt_ns = raw;
 	if (!p->st.srtt_ns) {
 		p->st.srtt_ns = rtt;
 		p->st.rttvar_ns = rtt / 2;

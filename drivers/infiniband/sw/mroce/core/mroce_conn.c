@@ -18,7 +18,8 @@ void mroce_params_default(struct mroce_params *p)
 	p->rto_max_ns = 64000000;
 	p->reo_wnd_min_ns = 10000;
 	p->ack_delay_ns = 10000;
-	p->ack_every = 4;
+	p->ack_delay_max_ns = 4000000;
+	p->ack_every = 8;
 	p->down_after_rtos = 3;
 	p->retry_budget = 7;
 	p->rnr_retry = MROCE_RNR_RETRY_INF;
@@ -109,7 +110,8 @@ static bool mroce_params_ok(const struct mroce_params *p)
 	if (p->rnr_retry > MROCE_RNR_RETRY_INF ||
 	    p->min_rnr_timer > MROCE_RNR_TIMER_MAX)
 		return false;
-	if (!p->ack_every || !p->down_after_rtos || !p->probe_ns ||
+	if (!p->ack_every || !p->ack_delay_max_ns || !p->down_after_rtos ||
+	    !p->probe_ns ||
 	    !p->steer_ns || p->steer_factor_pct < 100)
 		return false;
 	if (!p->cwnd_min || p->cwnd_min > p->cwnd_init ||
@@ -287,7 +289,7 @@ int mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	case MROCE_OP_PROBE:
 		if (pkt->path >= c->p.num_paths)
 			return MROCE_E_PATH;
-		mroce_recv_probe(c, pkt);
+		mroce_recv_probe(c, pkt, now_ns);
 		return 0;
 	default:
 		if (!mroce_op_is_data(pkt->opcode))

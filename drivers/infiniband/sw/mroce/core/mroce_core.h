@@ -80,6 +80,7 @@ struct mroce_ack {
 	u32 cum_psn;
 	u32 ecn_ce;
 	u32 echo_ts;
+	u32 ack_delay_us;	/* receiver's hold time of the trigger */
 	u32 cum_dsn;
 	u32 cmpl_msn;
 	u8 syndrome;		/* enum mroce_syndrome */
@@ -98,6 +99,7 @@ struct mroce_pkt {
 	u16 flags;		/* MROCE_F_* */
 	u16 path;
 	u16 payload_len;
+	u8 adl;			/* data: ACK delay limit code (MROCE_ADL_MAX) */
 	u32 dqpn;
 	u32 psn;
 	u32 dsn;
@@ -206,8 +208,9 @@ struct mroce_params {
 	u64 rto_min_ns;		/* (200 us) */
 	u64 rto_max_ns;		/* backoff cap (64 ms) */
 	u64 reo_wnd_min_ns;	/* RACK reorder window floor (10 us) */
-	u64 ack_delay_ns;	/* delayed ACK bound (10 us) */
-	u32 ack_every;		/* ACK at least every N packets/path (4) */
+	u64 ack_delay_ns;	/* delayed ACK bound without a sender's adl (10 us) */
+	u64 ack_delay_max_ns;	/* cap on a sender's adl (4 ms) */
+	u32 ack_every;		/* ACK at least every N packets of the connection (8) */
 	u32 down_after_rtos;	/* consecutive RTOs -> path down (3) */
 	u32 retry_budget;	/* failed all-paths-down probe rounds (7) */
 	u8 rnr_retry;		/* RNR NAK rounds per message, 7: unlimited (7) */
@@ -487,6 +490,7 @@ struct mroce_path {
 	bool ack_now;
 	u64 ack_due_ns;
 	u32 trig_psn, trig_dsn, trig_msn, trig_ts;
+	u64 trig_rx_ns;		/* when the trigger arrived (ACK delay) */
 };
 
 /* Sender record of one DSN. */
@@ -707,6 +711,8 @@ int mroce_conn_tx(struct mroce_conn *c, u64 now_ns, struct mroce_tx *tx);
 
 /* Earliest time mroce_conn_timer() has work, U64_MAX if none. */
 u64 mroce_conn_next_timer(const struct mroce_conn *c);
+/* The longest the peer may hold an ACK of this sender (its adl, decoded). */
+u64 mroce_send_hold_ns(const struct mroce_conn *c);
 
 /* Run due timers (RACK, RTO, TLP, delayed ACK, probes, steering). */
 void mroce_conn_timer(struct mroce_conn *c, u64 now_ns);

@@ -143,7 +143,7 @@ void mroce_cc_conn_init(struct mroce_conn *c);
 u32 mroce_cc_conn_inflight(const struct mroce_conn *c);
 u32 mroce_cc_conn_max(const struct mroce_conn *c);
 void mroce_cc_rtt_sample(struct mroce_conn *c, struct mroce_path *p,
-			 u64 rtt);
+			 u64 rtt, u64 raw);
 void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
 		     u32 acked_bytes, u32 acked_pkts, u32 ce_pkts, u64 rtt,
 		     u64 now);
@@ -166,7 +166,9 @@ void mroce_send_complete(struct mroce_conn *c);
 /* mroce_recv.c: receiver engine. */
 int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		    bool ce, u64 now);
-void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt);
+u8 mroce_send_adl(const struct mroce_conn *c);
+void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		      u64 now);
 int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx);
 void mroce_recv_timer(struct mroce_conn *c, u64 now);
 u64 mroce_recv_next_timer(const struct mroce_conn *c);

@@ -30,10 +30,11 @@ u64 mroce_loss_rto(const struct mroce_conn *c, const struct mroce_path *p)
 	u64 rto, cap;
 
 	if (p->st.srtt_ns)
-		rto = p->st.srtt_ns + 4 * p->st.rttvar_ns + c->p.ack_delay_ns;
+		rto = p->st.srtt_ns + 4 * p->st.rttvar_ns +
+		      mroce_send_hold_ns(c);
 	else if (c->cc.srtt_ns)
 		/* the connection's other paths: same hosts, a sound prior */
-		rto = 3 * c->cc.srtt_ns + c->p.ack_delay_ns;
+		rto = 3 * c->cc.srtt_ns + mroce_send_hold_ns(c);
 	else
 		rto = c->p.rto_init_ns;
 	if (rto < c->p.rto_min_ns)
@@ -100,7 +101,7 @@ static void mroce_loss_due(const struct mroce_conn *c,
 	*rto_due = max_t(u64, sent, p->last_ack_ns) + rto;
 	*tlp_due = U64_MAX;
 	if (p->tlp_out < MROCE_TLP_MAX && !p->tlp_req && srtt) {
-		pto = 2 * srtt + c->p.ack_delay_ns;
+		pto = 2 * srtt + mroce_send_hold_ns(c);
 		if (pto < rto)
 			*tlp_due = p->last_send_ns + pto;
 	}

@@ -218,7 +218,8 @@ static int mroce_parse_ack(const u8 *p, struct mroce_ack *a)
 	a->cmpl_msn = mroce_get_be32(p + 20);
 	a->syndrome = p[24];
 	a->rnr_timer = p[25];
-	if (mroce_get_be16(p + 26) || mroce_get_be32(p + 28))
+	a->ack_delay_us = mroce_get_be32(p + 28);
+	if (mroce_get_be16(p + 26))
 		return MROCE_E_RSVD;
 	if (a->syndrome > MROCE_SYN_MAX)
 		return MROCE_E_FIELD;
@@ -247,8 +248,8 @@ int mroce_ack_blk_get(const struct mroce_pkt *pkt, u32 k, u16 *path,
 	a->cum_psn = mroce_get_be32(p + 8);
 	a->ecn_ce = mroce_get_be32(p + 12);
 	a->echo_ts = mroce_get_be32(p + 16);
-	if (mroce_get_be16(p + 2) || mroce_get_be32(p + 20) ||
-	    *path >= MROCE_WIRE_MAX_PATHS)
+	a->ack_delay_us = mroce_get_be32(p + 20);
+	if (mroce_get_be16(p + 2) || *path >= MROCE_WIRE_MAX_PATHS)
 		return MROCE_E_RSVD;
 	return mroce_parse_sack(p + 24, a);
 }
@@ -261,7 +262,7 @@ void mroce_ack_blk_put(u8 *p, u16 path, const struct mroce_ack *a)
 	mroce_put_be32(p + 8, a->cum_psn);
 	mroce_put_be32(p + 12, a->ecn_ce);
 	mroce_put_be32(p + 16, a->echo_ts);
-	mroce_put_be32(p + 20, 0);
+	mroce_put_be32(p + 20, a->ack_delay_us);
 	mroce_put_sack(p + 24, a);
 }
 
@@ -312,7 +313,8 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	pkt->flags = mroce_get_be16(buf + 2);
 	pkt->path = mroce_get_be16(buf + 4);
 	pkt->payload_len = mroce_get_be16(buf + 6);
-	pkt->dqpn = mroce_get_be32(buf + 8);
+	pkt->adl = buf[8];
+	pkt->dqpn = mroce_get_be32(buf + 8) & MROCE_QPN_MASK;
 	pkt->psn = mroce_get_be32(buf + 12);
 	pkt->dsn = mroce_get_be32(buf + 16);
 	pkt->msn = mroce_get_be32(buf + 20);
@@ -340,8 +342,10 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 		return MROCE_E_FLAGS;
 	if (pkt->path >= MROCE_WIRE_MAX_PATHS)
 		return MROCE_E_PATH;
-	if (pkt->dqpn & ~MROCE_QPN_MASK)
+	if (pkt->adl > MROCE_ADL_MAX)
 		return MROCE_E_FIELD;
+	if (pkt->adl && !mroce_op_is_data(pkt->opcode))
+		return MROCE_E_RSVD;
 	if (pkt->payload_len > MROCE_MAX_PAYLOAD)
 		return MROCE_E_PAYLOAD;
 	if (d->payload == MROCE_PL_NONE && pkt->payload_len)
@@ -458,7 +462,8 @@ static void mroce_pkt_put_ack(u8 *p, const struct mroce_ack *a)
 	mroce_put_be32(p + 20, a->cmpl_msn);
 	p[24] = a->syndrome;
 	p[25] = a->rnr_timer;
-	memset(p + 26, 0, 6);
+	memset(p + 26, 0, 2);
+	mroce_put_be32(p + 28, a->ack_delay_us);
 	mroce_put_sack(p + 32, a);
 }
 
@@ -472,6 +477,8 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 		return MROCE_E_OPCODE;
 	if (pkt->path >= MROCE_WIRE_MAX_PATHS ||
 	    pkt->dqpn & ~MROCE_QPN_MASK ||
+	    pkt->adl > MROCE_ADL_MAX ||
+	    (pkt->adl && !mroce_op_is_data(pkt->opcode)) ||
 	    pkt->flags & ~MROCE_F_VALID_MASK ||
 	    pkt->payload_len > MROCE_MAX_PAYLOAD ||
 	    (d->payload == MROCE_PL_NONE && pkt->payload_len))
@@ -485,7 +492,7 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 	mroce_put_be16(buf + 2, pkt->flags);
 	mroce_put_be16(buf + 4, pkt->path);
 	mroce_put_be16(buf + 6, pkt->payload_len);
-	mroce_put_be32(buf + 8, pkt->dqpn);
+	mroce_put_be32(buf + 8, (u32)pkt->adl << 24 | pkt->dqpn);
 	mroce_put_be32(buf + 12, pkt->psn);
 	mroce_put_be32(buf + 16, pkt->dsn);
 	mroce_put_be32(buf + 20, pkt->msn);

@@ -12,10 +12,27 @@
 #include "mroce_internal.h"
 
 
+/*
+ * How long an ACK for pkt may wait: what its sender asked for (adl, a
+ * fraction of its RTT), capped by ack_delay_max_ns; ack_delay_ns when it
+ * asked nothing (spec 6.2).
+ */
+static u64 mroce_recv_hold_ns(const struct mroce_conn *c,
+			      const struct mroce_pkt *pkt)
+{
+	u64 d;
+
+	if (!pkt->adl || pkt->adl > MROCE_ADL_MAX)
+		return c->p.ack_delay_ns;
+	d = (u64)MROCE_NSEC_PER_USEC << (pkt->adl - 1);
+	return min_t(u64, d, c->p.ack_delay_max_ns);
+}
+
 static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
 			    const struct mroce_pkt *pkt, bool mark, u64 now)
 {
 	bool gap = pkt->psn != p->rcv_sb.high, dup = false;
+	u64 due;
 
 	if (mark)
 		dup = mroce_sack_rx_mark(&p->rcv_sb, pkt->psn);
@@ -23,6 +40,7 @@ static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
 	p->trig_dsn = pkt->dsn;
 	p->trig_msn = pkt->msn;
 	p->trig_ts = pkt->tx_ts;
+	p->trig_rx_ns = now;
 	/*
 	 * ack_every counts the connection's packets, not the path's: one ACK
 	 * acknowledges every path with news (its blocks), and a path carries
@@ -32,10 +50,10 @@ static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
 	if (gap || dup || (pkt->flags & MROCE_F_ACKREQ) ||
 	    c->rcv_unacked >= c->p.ack_every)
 		p->ack_now = true;
-	if (!p->ack_pending) {
-		p->ack_pending = true;
-		p->ack_due_ns = now + c->p.ack_delay_ns;
-	}
+	due = now + mroce_recv_hold_ns(c, pkt);
+	if (!p->ack_pending || due < p->ack_due_ns)
+		p->ack_due_ns = due;
+	p->ack_pending = true;
 }
 
 /* ---------------------------------------------------------------- */
@@ -486,7 +504,8 @@ dup:
 	return MROCE_E_DUP;
 }
 
-void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt)
+void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		      u64 now)
 {
 	struct mroce_path *p;
 
@@ -497,12 +516,27 @@ void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt)
 	p->trig_dsn = 0;
 	p->trig_msn = 0;
 	p->trig_ts = pkt->tx_ts;
+	p->trig_rx_ns = now;
 	p->ack_now = true;
 	p->ack_pending = true;
 }
 
 /* ---------------------------------------------------------------- */
 /* ACK generation.                                                   */
+
+/*
+ * How long the receiver held path p's trigger before acknowledging it, so
+ * that the sender's RTT sample leaves the hold out (spec 6.1, 6.3).
+ */
+static u32 mroce_ack_delay_us(const struct mroce_path *p, u64 now)
+{
+	u64 d;
+
+	if (!p->trig_rx_ns || now <= p->trig_rx_ns)
+		return 0;
+	d = mroce_div64(now - p->trig_rx_ns, MROCE_NSEC_PER_USEC);
+	return d > U32_MAX ? U32_MAX : (u32)d;
+}
 
 static void mroce_recv_build_ack(struct mroce_conn *c, u32 i, u64 now,
 				 struct mroce_tx *tx)
@@ -523,6 +557,7 @@ static void mroce_recv_build_ack(struct mroce_conn *c, u32 i, u64 now,
 	mroce_sack_rx_fill(&p->rcv_sb, &pkt->ack);
 	pkt->ack.ecn_ce = p->rcv_ce;
 	pkt->ack.echo_ts = p->trig_ts;
+	pkt->ack.ack_delay_us = mroce_ack_delay_us(p, now);
 	pkt->ack.cum_dsn = c->rcv_dsn_cum;
 	pkt->ack.cmpl_msn = c->rcv_msn_cum;
 	tx->sport = mroce_ack_sport(c, i);
@@ -535,7 +570,7 @@ static void mroce_recv_build_ack(struct mroce_conn *c, u32 i, u64 now,
  * fit in mtu - ACKETH bytes, so an ACK is never longer than the largest
  * data packet (BTH + mtu); paths left over send their own ACK next.
  */
-static void mroce_recv_add_blks(struct mroce_conn *c, u32 i,
+static void mroce_recv_add_blks(struct mroce_conn *c, u32 i, u64 now,
 				struct mroce_tx *tx)
 {
 	u32 k, j, n = 0, max;
@@ -554,6 +589,7 @@ static void mroce_recv_add_blks(struct mroce_conn *c, u32 i,
 		mroce_sack_rx_fill(&q->rcv_sb, &a);
 		a.ecn_ce = q->rcv_ce;
 		a.echo_ts = q->trig_ts;
+		a.ack_delay_us = mroce_ack_delay_us(q, now);
 		mroce_ack_blk_put(c->ack_blk + n * MROCE_ACK_BLK_SIZE, (u16)j,
 				  &a);
 		q->ack_now = false;
@@ -595,7 +631,7 @@ int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		p->ack_pending = false;
 		c->rcv_unacked = 0;
 		mroce_recv_build_ack(c, i, now, tx);
-		mroce_recv_add_blks(c, i, tx);
+		mroce_recv_add_blks(c, i, now, tx);
 		return 1;
 	}
 	return 0;

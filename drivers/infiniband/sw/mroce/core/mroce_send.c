@@ -267,6 +267,28 @@ static bool mroce_ack_valid(struct mroce_conn *c, const struct mroce_path *p,
 	return pkt->dsn - m->first_dsn < m->pkts;
 }
 
+/*
+ * The RTT sample of an ACK for path p: *raw from its echo_ts (0: none);
+ * returned, the sample without the receiver's hold time (ack_delay), but
+ * only when what remains is still at least the path's minimum RTT, so a
+ * lying or wrong ack_delay cannot push the estimate below what the path
+ * has shown (spec 6.3 step 4).
+ */
+static u64 mroce_ack_rtt(const struct mroce_path *p, const struct mroce_ack *a,
+			 u64 now, u64 *raw)
+{
+	u64 r, d;
+
+	r = (u64)(u32)(mroce_ts_us(now) - a->echo_ts) * MROCE_NSEC_PER_USEC;
+	if (r >= MROCE_RTT_SANE_NS)
+		r = 0;
+	*raw = r;
+	d = (u64)a->ack_delay_us * MROCE_NSEC_PER_USEC;
+	if (r && p->st.min_rtt_ns && d < r && r - d >= p->st.min_rtt_ns)
+		r -= d;
+	return r;
+}
+
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 {
 	const struct mroce_ack *a = &pkt->ack;
@@ -274,7 +296,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	struct mroce_psn_ent *e;
 	u32 i = pkt->path, psn, d, pkts = 0, bytes = 0, ce = 0, proven;
 	bool cum_ok;
-	u64 rtt;
+	u64 rtt, raw;
 
 	if (i >= c->p.num_paths)
 		return MROCE_E_PATH;
@@ -334,9 +356,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		mroce_dsn_deliver(c, e->dsn);
 	}
 
-	rtt = (u64)(u32)(mroce_ts_us(now) - a->echo_ts) * MROCE_NSEC_PER_USEC;
-	if (rtt >= MROCE_RTT_SANE_NS)
-		rtt = 0;
+	rtt = mroce_ack_rtt(p, a, now, &raw);
 	if (p->ecn_valid) {
 		ce = a->ecn_ce - p->ecn_ce_seen;
 		if (ce > (1u << 24))
@@ -364,7 +384,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		 * ambiguity), so a too-short RTO learns the real RTT.
 		 */
 		if (rtt)
-			mroce_cc_rtt_sample(c, p, rtt);
+			mroce_cc_rtt_sample(c, p, rtt, raw);
 		if (pkts || proven) {
 			/* the receiver gets this path's packets: it works */
 			p->last_ack_ns = now;
@@ -522,6 +542,39 @@ static void mroce_fill_data(struct mroce_conn *c,
 	pkt->ext = mroce_op_ext(pkt->opcode);
 }
 
+/*
+ * The ACK delay this sender allows its receiver (adl, spec 6.2): a quarter
+ * of the connection's smoothed RTT, rounded down to a power of two
+ * microseconds (at least 1 us); 0, the receiver's default, before any RTT
+ * sample.  The RTT samples leave the receiver's hold out (ack_delay), so
+ * the hold does not feed back into the limit.
+ */
+u8 mroce_send_adl(const struct mroce_conn *c)
+{
+	u64 us = mroce_div64(c->cc.srtt_ns / 4, MROCE_NSEC_PER_USEC);
+	u8 code = 1;
+
+	if (!c->cc.srtt_ns)
+		return 0;
+	while (us > 1 && code < MROCE_ADL_MAX) {
+		us >>= 1;
+		code++;
+	}
+	return code;
+}
+
+/* The longest the receiver may hold an ACK of ours (timers add it). */
+u64 mroce_send_hold_ns(const struct mroce_conn *c)
+{
+	u8 code = mroce_send_adl(c);
+	u64 d;
+
+	if (!code)
+		return c->p.ack_delay_ns;
+	d = (u64)MROCE_NSEC_PER_USEC << (code - 1);
+	return min_t(u64, d, c->p.ack_delay_max_ns);
+}
+
 /* Put DSN record ent on path i with a new PSN and describe it in tx. */
 static void mroce_emit(struct mroce_conn *c, u32 i, struct mroce_dsn_ent *ent,
 		       u16 extra, bool tlp, u64 now, struct mroce_tx *tx)
@@ -544,6 +597,7 @@ static void mroce_emit(struct mroce_conn *c, u32 i, struct mroce_dsn_ent *ent,
 	tx->pkt.path = i;
 	tx->pkt.psn = psn;
 	tx->pkt.tx_ts = mroce_ts_us(now);
+	tx->pkt.adl = mroce_send_adl(c);
 	tx->pkt.flags |= extra;
 	tx->sport = p->st.sport;
 	c->st.tx_data++;
