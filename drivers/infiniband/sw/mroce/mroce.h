@@ -123,6 +123,46 @@ struct mroce_dev_stats {
 };
 
 /*
+ * Transport totals of the device's RC connections, exported through
+ * "rdma statistic" (mroce_hw_counters.c, which names each one).  The
+ * protocol core counts per connection and per path; these are its sums.
+ */
+enum mroce_rc_count {
+	MROCE_RC_TX_DATA,	/* data packets sent, retransmissions included */
+	MROCE_RC_RX_DATA,	/* data packets received, duplicates included */
+	MROCE_RC_TX_ACKS,
+	MROCE_RC_RX_ACKS,
+	MROCE_RC_RETX,		/* data packets retransmitted */
+	MROCE_RC_LOST,		/* packets declared lost (RACK or RTO) */
+	MROCE_RC_RTOS,
+	MROCE_RC_TLPS,
+	MROCE_RC_SPURIOUS,	/* losses later proven spurious by a SACK */
+	MROCE_RC_STEERS,
+	MROCE_RC_PATH_DOWNS,
+	MROCE_RC_ECN_CE,	/* CE marks the peer echoed */
+	MROCE_RC_RNR_ROUNDS,
+	MROCE_RC_NAK_TX,
+	MROCE_RC_NAK_RX,
+	MROCE_RC_RX_DUP,
+	MROCE_RC_NUM
+};
+
+struct mroce_rc_counts {
+	u64 v[MROCE_RC_NUM];
+};
+
+/*
+ * What the device's destroyed RC QPs counted (mroce_hw_counters.c).
+ * lock (a mutex, process context only) makes a reader's walk over qp_xa
+ * plus gone one snapshot: destroy_qp moves a QP's counts into gone and
+ * erases it from qp_xa under it.  Nesting: lock, then qp->lock.
+ */
+struct mroce_hwc {
+	struct mutex lock;
+	struct mroce_rc_counts gone;
+};
+
+/*
  * Per network namespace state (net_generic).  The UDP sockets live in the
  * namespace; they are created with the first mroce device of the namespace
  * and released with the last one.
@@ -207,6 +247,7 @@ struct mroce_dev {
 	struct mroce_obj_counts live;
 	struct mroce_dev_stats stats;
 	struct mroce_gone_qps gone_qps;	/* recently destroyed QPs */
+	struct mroce_hwc hwc;		/* RC totals of destroyed QPs */
 	struct dentry *debugfs;		/* per-device debugfs directory */
 };
 
@@ -463,6 +504,14 @@ struct mroce_qp {
 	u32 rq_base, rq_seen, rq_done;
 	void *rq_shadow;
 	u32 ud_seq;			/* UD: datagrams sent (PSN) */
+	/*
+	 * RC, under lock: what the QP's earlier connections counted (a QP
+	 * taken back through RESET starts a new one at RTR, which zeroes
+	 * the core's counters), so its totals never go backwards.  From the
+	 * erase in destroy_qp on, minus what was moved to mdev->hwc.gone
+	 * (mroce_hw_counters.c).
+	 */
+	struct mroce_rc_counts rc_prev;
 };
 
 /*
@@ -695,5 +744,17 @@ void mroce_stats_dev_count(int delta);
 
 /* mroce_debugfs_paths.c: <ibdev>/paths, per-QP per-path core stats. */
 void mroce_debugfs_paths_add(struct mroce_dev *mdev, struct dentry *dir);
+
+/* mroce_hw_counters.c: "rdma statistic" (hw_stats) of the port. */
+struct rdma_hw_stats *mroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num);
+int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+void mroce_hwc_init(struct mroce_dev *mdev);
+void mroce_hwc_conn_read(struct mroce_qp *qp, struct mroce_rc_counts *out);
+void mroce_hwc_prev_add(struct mroce_qp *qp,
+			const struct mroce_rc_counts *old);
+void mroce_hwc_qp_erase(struct mroce_dev *mdev, struct mroce_qp *qp);
+void mroce_hwc_qp_final(struct mroce_dev *mdev, struct mroce_qp *qp);
 
 #endif /* MROCE_H */

@@ -219,6 +219,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = MROCE_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
 	.alloc_mr = mroce_alloc_mr,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
@@ -242,6 +243,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.disassociate_ucontext = mroce_disassociate_ucontext,
 	.get_dev_fw_str = mroce_get_dev_fw_str,
 	.get_dma_mr = mroce_get_dma_mr,
+	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
 	.map_mr_sg = mroce_map_mr_sg,
@@ -324,6 +326,7 @@ int mroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&mdev->gone_qps.lock);
+	mroce_hwc_init(mdev);
 	mdev->ndev = ndev;
 	mdev->net = dev_net(ndev);
 	ib_set_device_ops(ibdev, &mroce_dev_ops);

@@ -244,7 +244,8 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	unsigned long flags;
 
 	mroce_rx_qp_gone(mdev, qp);
-	xa_erase_irq(&mdev->qp_xa, ibqp->qp_num);
+	/* Erases the QP from qp_xa; its counters go to the device's. */
+	mroce_hwc_qp_erase(mdev, qp);
 	/* The receive path and CQ polling resolve QPNs under RCU. */
 	synchronize_rcu();
 	/* Nothing re-arms the timer of a QP whose connection is not live. */
@@ -252,6 +253,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->conn_live = false;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	hrtimer_cancel(&qp->timer);
+	mroce_hwc_qp_final(mdev, qp);
 	mroce_rc_destroy(qp);
 	mroce_wq_free(qp);
 	mroce_ring_free(mdev, &qp->rq);

@@ -763,11 +763,16 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		return;
 	}
 	if (cur == IB_QPS_INIT && next == IB_QPS_RTR) {
+		/* After RESET: keep what the old connection counted. */
+		struct mroce_rc_counts old;
+
 		mroce_rc_params(qp, &p, false);
+		mroce_hwc_conn_read(qp, &old);
 		if (mroce_conn_init(qp->conn, &p, &mroce_rc_ops, qp, now)) {
 			qp->state = IB_QPS_ERR;
 			return;
 		}
+		mroce_hwc_prev_add(qp, &old);
 		qp->rq_base = qp->rq_done;
 		qp->conn_live = true;
 	}

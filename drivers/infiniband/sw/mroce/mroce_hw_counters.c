@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Port counters for "rdma statistic show link <ibdev>/1" (and
+ * /sys/class/infiniband/<ibdev>/ports/1/hw_counters/).
+ *
+ * Two groups, in this order:
+ *   - the device's datagram counters (mdev->stats, also in debugfs
+ *     <ibdev>/counters): atomics, read as they are;
+ *   - totals of the RC transport (enum mroce_rc_count): the protocol core
+ *     counts per connection and per path, under qp->lock.  A total is the
+ *     sum over the live RC QPs of the device, computed when it is read,
+ *     plus what destroyed QPs counted (mdev->hwc.gone).
+ *
+ * Why the totals never go backwards:
+ *   - a QP's own total is qp->rc_prev plus its connection's counters.
+ *     Entering RTR again after RESET re-initialises the connection, which
+ *     zeroes the core's counters; mroce_rc_modify() first adds them to
+ *     rc_prev (mroce_hwc_conn_read(), mroce_hwc_prev_add(), qp->lock);
+ *   - destroy_qp calls mroce_hwc_qp_erase(), which under mdev->hwc.lock
+ *     adds the QP's total to hwc.gone and erases the QP from qp_xa.  A
+ *     reader walks qp_xa under the same mutex, so it sees every QP either
+ *     in qp_xa or in gone, never both and never neither;
+ *   - between that erase and the end of destroy_qp, a packet being
+ *     received or the QP's timer may still count.  The erase leaves
+ *     rc_prev at minus what it moved, so mroce_hwc_qp_final(), called
+ *     once the QP is quiet, moves exactly the rest.
+ *
+ * Context and locking: get_hw_stats is called by ib_core in process
+ * context (sysfs or netlink, under the rdma_hw_stats mutex); it takes
+ * mdev->hwc.lock, then walks qp_xa under RCU taking each QP's lock with
+ * interrupts disabled, as the debugfs files do.  Nesting is always
+ * hwc.lock, then qp->lock; nothing takes hwc.lock under qp->lock.
+ *
+ * ib_core only offers port counters to the whole device (this port);
+ * per-QP counters through the rdma counter binding are not implemented.
+ */
+#include <linux/kernel.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/stddef.h>
+#include <linux/xarray.h>
+
+#include "mroce.h"
+#include "core/mroce_core.h"
+
+/* The datagram counters, in the order they are exported. */
+static const size_t mroce_hwc_dev_offs[] = {
+	offsetof(struct mroce_dev_stats, rx_datagrams),
+	offsetof(struct mroce_dev_stats, rx_dropped),
+	offsetof(struct mroce_dev_stats, rx_short),
+	offsetof(struct mroce_dev_stats, rx_malformed),
+	offsetof(struct mroce_dev_stats, rx_no_qp),
+	offsetof(struct mroce_dev_stats, rx_stale_qp),
+	offsetof(struct mroce_dev_stats, rx_qp_state),
+	offsetof(struct mroce_dev_stats, rx_packets),
+	offsetof(struct mroce_dev_stats, rx_rejected),
+	offsetof(struct mroce_dev_stats, rx_ud_no_wqe),
+	offsetof(struct mroce_dev_stats, rx_ud_qkey),
+	offsetof(struct mroce_dev_stats, tx_packets),
+	offsetof(struct mroce_dev_stats, tx_errors),
+	offsetof(struct mroce_dev_stats, mr_fast_reg),
+	offsetof(struct mroce_dev_stats, mr_local_inv),
+	offsetof(struct mroce_dev_stats, mr_remote_inv),
+	offsetof(struct mroce_dev_stats, ring_bad_index),
+};
+
+#define MROCE_HWC_NUM_DEV	ARRAY_SIZE(mroce_hwc_dev_offs)
+
+/* Names: the datagram counters first, then enum mroce_rc_count. */
+static const struct rdma_stat_desc mroce_hwc_descs[] = {
+	{ .name = "rx_datagrams" },
+	{ .name = "rx_dropped" },
+	{ .name = "rx_short" },
+	{ .name = "rx_malformed" },
+	{ .name = "rx_no_qp" },
+	{ .name = "rx_stale_qp" },
+	{ .name = "rx_qp_state" },
+	{ .name = "rx_packets" },
+	{ .name = "rx_rejected" },
+	{ .name = "rx_ud_no_wqe" },
+	{ .name = "rx_ud_qkey" },
+	{ .name = "tx_packets" },
+	{ .name = "tx_errors" },
+	{ .name = "mr_fast_reg" },
+	{ .name = "mr_local_inv" },
+	{ .name = "mr_remote_inv" },
+	{ .name = "ring_bad_index" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_TX_DATA] = { .name = "rc_tx_data" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_RX_DATA] = { .name = "rc_rx_data" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_TX_ACKS] = { .name = "rc_tx_acks" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_RX_ACKS] = { .name = "rc_rx_acks" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_RETX] = { .name = "rc_retx" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_LOST] = { .name = "rc_lost" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_RTOS] = { .name = "rc_rtos" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_TLPS] = { .name = "rc_tlps" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_SPURIOUS] = { .name = "rc_spurious" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_STEERS] = { .name = "rc_steers" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_PATH_DOWNS] = { .name = "rc_path_downs" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_ECN_CE] = { .name = "rc_ecn_ce" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_RNR_ROUNDS] = { .name = "rc_rnr_rounds" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_NAK_TX] = { .name = "rc_nak_tx" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_NAK_RX] = { .name = "rc_nak_rx" },
+	[MROCE_HWC_NUM_DEV + MROCE_RC_RX_DUP] = { .name = "rc_rx_dup" },
+};
+
+static_assert(ARRAY_SIZE(mroce_hwc_descs) == MROCE_HWC_NUM_DEV + MROCE_RC_NUM);
+
+void mroce_hwc_init(struct mroce_dev *mdev)
+{
+	mutex_init(&mdev->hwc.lock);
+	memset(&mdev->hwc.gone, 0, sizeof(mdev->hwc.gone));
+}
+
+static void mroce_rc_counts_add(struct mroce_rc_counts *to,
+				const struct mroce_rc_counts *c)
+{
+	int i;
+
+	for (i = 0; i < MROCE_RC_NUM; i++)
+		to->v[i] += c->v[i];
+}
+
+/*
+ * Add to *to what the QP's current connection counted (qp->lock held).
+ * The connection's memory lives from create_qp to destroy_qp; before its
+ * first RTR it is zeroed (no paths, no counts), after RESET it keeps the
+ * counts of the connection that ended until the next RTR.
+ */
+static void mroce_hwc_conn_add(struct mroce_qp *qp,
+			       struct mroce_rc_counts *to)
+{
+	struct mroce_path_stats ps;
+	struct mroce_conn_info info;
+	u64 *v = to->v;
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	if (!qp->conn)
+		return;
+	mroce_conn_get_info(qp->conn, &info);
+	v[MROCE_RC_TX_DATA] += info.st.tx_data;
+	v[MROCE_RC_RX_DATA] += info.st.rx_data;
+	v[MROCE_RC_TX_ACKS] += info.st.tx_acks;
+	v[MROCE_RC_RX_ACKS] += info.st.rx_acks;
+	v[MROCE_RC_RETX] += info.st.tx_retx;
+	v[MROCE_RC_RNR_ROUNDS] += info.st.rnr_rounds;
+	v[MROCE_RC_NAK_TX] += info.st.nak_tx;
+	v[MROCE_RC_NAK_RX] += info.st.nak_rx;
+	v[MROCE_RC_RX_DUP] += info.st.rx_dup;
+	for (i = 0; i < info.num_paths; i++) {
+		if (mroce_conn_path_stats(qp->conn, i, &ps))
+			break;
+		v[MROCE_RC_LOST] += ps.lost_pkts;
+		v[MROCE_RC_RTOS] += ps.rtos;
+		v[MROCE_RC_TLPS] += ps.tlps;
+		v[MROCE_RC_SPURIOUS] += ps.spurious;
+		v[MROCE_RC_STEERS] += ps.steers;
+		v[MROCE_RC_PATH_DOWNS] += ps.downs;
+		v[MROCE_RC_ECN_CE] += ps.ecn_ce;
+	}
+}
+
+/* The QP's total: rc_prev plus its connection (qp->lock held). */
+static void mroce_hwc_qp_add(struct mroce_qp *qp, struct mroce_rc_counts *to)
+{
+	mroce_rc_counts_add(to, &qp->rc_prev);
+	mroce_hwc_conn_add(qp, to);
+}
+
+/*
+ * Before a connection is re-initialised (qp->lock held, any context):
+ * read what it counted.  mroce_hwc_prev_add() keeps it once the new
+ * connection is in place (not before: a refused init changes nothing).
+ */
+void mroce_hwc_conn_read(struct mroce_qp *qp, struct mroce_rc_counts *out)
+{
+	memset(out, 0, sizeof(*out));
+	mroce_hwc_conn_add(qp, out);
+}
+
+void mroce_hwc_prev_add(struct mroce_qp *qp,
+			const struct mroce_rc_counts *old)
+{
+	lockdep_assert_held(&qp->lock);
+	mroce_rc_counts_add(&qp->rc_prev, old);
+}
+
+/*
+ * destroy_qp, process context: move the QP's total to the device and
+ * erase the QP from qp_xa, as one step for readers.  rc_prev becomes
+ * minus the connection's counters, so that rc_prev plus the connection
+ * is from now on what is still to be moved (u64 arithmetic wraps).
+ */
+void mroce_hwc_qp_erase(struct mroce_dev *mdev, struct mroce_qp *qp)
+{
+	struct mroce_rc_counts now;
+	unsigned long flags;
+	int i;
+
+	mutex_lock(&mdev->hwc.lock);
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		memset(&now, 0, sizeof(now));
+		spin_lock_irqsave(&qp->lock, flags);
+		mroce_hwc_qp_add(qp, &now);
+		for (i = 0; i < MROCE_RC_NUM; i++)
+			qp->rc_prev.v[i] -= now.v[i];
+		spin_unlock_irqrestore(&qp->lock, flags);
+		mroce_rc_counts_add(&mdev->hwc.gone, &now);
+	}
+	xa_erase_irq(&mdev->qp_xa, qp->ibqp.qp_num);
+	mutex_unlock(&mdev->hwc.lock);
+}
+
+/*
+ * destroy_qp, process context, once nothing can count any more (the QP
+ * is unreachable, its connection not live, its timer cancelled) and
+ * before the connection is freed: move what was counted since the erase.
+ */
+void mroce_hwc_qp_final(struct mroce_dev *mdev, struct mroce_qp *qp)
+{
+	struct mroce_rc_counts rest = {};
+	unsigned long flags;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	mroce_hwc_qp_add(qp, &rest);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mutex_lock(&mdev->hwc.lock);
+	mroce_rc_counts_add(&mdev->hwc.gone, &rest);
+	mutex_unlock(&mdev->hwc.lock);
+}
+
+struct rdma_hw_stats *mroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(mroce_hwc_descs,
+					  ARRAY_SIZE(mroce_hwc_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* Process context (see the top of this file); fills every counter. */
+int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct mroce_dev *mdev = to_mdev(ibdev);
+	struct mroce_rc_counts sum;
+	struct mroce_qp *qp;
+	unsigned long qpn, flags;
+	int i;
+
+	if (port != 1 || stats->num_counters != ARRAY_SIZE(mroce_hwc_descs))
+		return -EINVAL;
+
+	for (i = 0; i < MROCE_HWC_NUM_DEV; i++)
+		stats->value[i] = atomic64_read((atomic64_t *)
+				((char *)&mdev->stats + mroce_hwc_dev_offs[i]));
+
+	mutex_lock(&mdev->hwc.lock);
+	sum = mdev->hwc.gone;
+	rcu_read_lock();
+	xa_for_each(&mdev->qp_xa, qpn, qp) {
+		if (qp->ibqp.qp_type != IB_QPT_RC)
+			continue;
+		spin_lock_irqsave(&qp->lock, flags);
+		mroce_hwc_qp_add(qp, &sum);
+		spin_unlock_irqrestore(&qp->lock, flags);
+	}
+	rcu_read_unlock();
+	mutex_unlock(&mdev->hwc.lock);
+
+	for (i = 0; i < MROCE_RC_NUM; i++)
+		stats->value[MROCE_HWC_NUM_DEV + i] = sum.v[i];
+	return stats->num_counters;
+}
