@@ -757,4 +757,7 @@ void mroce_hwc_prev_add(struct mroce_qp *qp,
 void mroce_hwc_qp_erase(struct mroce_dev *mdev, struct mroce_qp *qp);
 void mroce_hwc_qp_final(struct mroce_dev *mdev, struct mroce_qp *qp);
 
+/* mroce_restrack.c: driver attributes of "rdma resource show qp". */
+int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+
 #endif /* MROCE_H */

@@ -241,6 +241,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.post_srq_recv = mroce_post_srq_recv,
 	.device_group = &mroce_dev_attr_group,
 	.disassociate_ucontext = mroce_disassociate_ucontext,
+	.fill_res_qp_entry = mroce_fill_res_qp_entry,
 	.get_dev_fw_str = mroce_get_dev_fw_str,
 	.get_dma_mr = mroce_get_dma_mr,
 	.get_hw_stats = mroce_get_hw_stats,
