@@ -229,6 +229,28 @@ sysv=$(cat /sys/class/infiniband/mroce_a/ports/1/hw_counters/rc_tx_data 2>/dev/n
 check "sysfs hw_counters/rc_tx_data ($sysv) equals rdma statistic ($(num $a rc_tx_data))" \
 	test "$sysv" = "$(stats mroce_a | awk '$1 == "rc_tx_data" {print $2}')"
 
+# QPs taken back through RESET and connected again start new connections
+# (the core's counters restart): every round's packets must stay in the
+# totals.  3 rounds of 100 one-packet SENDs between two QPs of mroce_a.
+reuse=$MROCE_BUILD/selftests/mroce_rc_reuse
+if [ -x "$reuse" ]; then
+	stats mroce_a >"$tmp/mroce_a.4"
+	$A timeout "$(mroce_t 120)" "$reuse" mroce_a "$ga" 3 100 >"$log/rdma_tool.reuse" 2>&1
+	rc=$?
+	stats mroce_a >"$tmp/mroce_a.5"
+	dtx=$(($(num "$tmp/mroce_a.5" rc_tx_data) - $(num "$tmp/mroce_a.4" rc_tx_data)))
+	drx=$(($(num "$tmp/mroce_a.5" rc_rx_data) - $(num "$tmp/mroce_a.4" rc_rx_data)))
+	if [ $rc = 0 ] && [ $dtx -ge 300 ] && [ $drx -ge 300 ]; then
+		tb_ok "QPs reused through RESET: 3 x 100 SENDs, rc_tx_data +$dtx rc_rx_data +$drx"
+	else
+		sed 's/^/# reuse: /' "$log/rdma_tool.reuse" | tail -5
+		tb_not_ok "QPs reused through RESET keep every round's counts" \
+			"rc $rc, rc_tx_data +$dtx rc_rx_data +$drx (want >= 300)"
+	fi
+else
+	tb_not_ok "QPs reused through RESET" "$reuse not built"
+fi
+
 ip netns exec ns_a rdma link delete mroce_a
 ip netns exec ns_b rdma link delete mroce_b
 if [ -z "$(mroce_live_objects)" ]; then
