@@ -8,6 +8,7 @@
 //              receiver's data is checked;
 //   errors     0, negative, above max_cqe, below the CQEs not yet polled:
 //              EINVAL, and the CQ is unchanged and keeps working;
+//   cq_ex      the same on an ibv_create_cq_ex CQ read by ibv_start_poll;
 //   traffic    one thread polls while another resizes between random sizes
 //              and a third posts RDMA WRITEs: every completion once, in
 //              order, every byte written checked.
@@ -142,19 +143,20 @@ bool setup(Side &s, const char *dev, int gid_index, int cqe)
 	return true;
 }
 
-int connect_one(Side &s, const Side &peer)
+// qp of s to peer_qp of peer.
+int connect_qp(Side &s, ibv_qp *qp, const Side &peer, const ibv_qp *peer_qp)
 {
 	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (int rc = ibv_modify_qp(s.qp.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						     IBV_QP_ACCESS_FLAGS))
+	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS))
 		return rc;
 	a = {};
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer.qp->qp_num;
+	a.dest_qp_num = peer_qp->qp_num;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
 	a.ah_attr.is_global = 1;
@@ -162,10 +164,9 @@ int connect_one(Side &s, const Side &peer)
 	a.ah_attr.grh.sgid_index = uint8_t(s.gid_index);
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
-	if (int rc = ibv_modify_qp(s.qp.get(), &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-						     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-						     IBV_QP_MAX_DEST_RD_ATOMIC |
-						     IBV_QP_MIN_RNR_TIMER))
+	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return rc;
 	a = {};
 	a.qp_state = IBV_QPS_RTS;
@@ -173,12 +174,13 @@ int connect_one(Side &s, const Side &peer)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	return ibv_modify_qp(s.qp.get(), &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					       IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-int post_recv(Side &b, uint64_t wr_id)
+int connect_one(Side &s, const Side &peer) { return connect_qp(s, s.qp.get(), peer, peer.qp.get()); }
+
+int post_recv(Side &b, uint64_t wr_id, ibv_qp *qp = nullptr)
 {
 	ibv_sge sge{b.addr((wr_id % kSlots) * kMsg), uint32_t(kMsg), b.mr->lkey};
 	ibv_recv_wr wr{};
@@ -186,11 +188,11 @@ int post_recv(Side &b, uint64_t wr_id)
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	ibv_recv_wr *bad;
-	return ibv_post_recv(b.qp.get(), &wr, &bad);
+	return ibv_post_recv(qp ? qp : b.qp.get(), &wr, &bad);
 }
 
 // A signaled SEND of kMsg bytes of pattern(wr_id) from A's slot wr_id.
-int post_send(Side &a, uint64_t wr_id)
+int post_send(Side &a, uint64_t wr_id, ibv_qp *qp = nullptr)
 {
 	uint8_t *p = a.mem.data() + (wr_id % kSlots) * kMsg;
 	for (size_t i = 0; i < kMsg; ++i)
@@ -203,7 +205,7 @@ int post_send(Side &a, uint64_t wr_id)
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	ibv_send_wr *bad;
-	return ibv_post_send(a.qp.get(), &wr, &bad);
+	return ibv_post_send(qp ? qp : a.qp.get(), &wr, &bad);
 }
 
 // Checks the next completions of a CQ against an expected, strictly
@@ -279,8 +281,8 @@ bool quiet(ibv_cq *cq, std::string &why)
 }
 
 // Waits until more than k CQEs wait in the ring (ibv_resize_cq(cq, k) says
-// EINVAL).  While fewer are there the probe resizes the CQ to k rounded up,
-// which never drops below what is waiting.  0 once EINVAL was seen (the CQ
+// EINVAL).  While fewer are there the probe resizes the CQ to k rounded up:
+// the caller picks k so that this still holds every CQE yet to come.  0 once EINVAL was seen (the CQ
 // must then still have the cqe it had before: *unchanged), else the last
 // result.
 int wait_pending_above(ibv_cq *cq, int k, bool *unchanged)
@@ -402,6 +404,90 @@ void test_errors(Side &a, ibv_device_attr &dattr)
 		    errstr(rc) + ", cqe " + std::to_string(cq->cqe));
 }
 
+struct CqExFree { void operator()(ibv_cq_ex *c) const { ibv_destroy_cq(ibv_cq_ex_to_cq(c)); } };
+using CqEx = std::unique_ptr<ibv_cq_ex, CqExFree>;
+
+// Up to n completions through start_poll/next_poll/end_poll, within kWait.
+bool poll_ex_n(ibv_cq_ex *cq, size_t n, Expect &ex)
+{
+	const auto end = Clock::now() + kWait;
+	while (ex.seen < n && ex.error.empty() && Clock::now() < end) {
+		ibv_poll_cq_attr attr{};
+		int rc = ibv_start_poll(cq, &attr);
+		if (rc == ENOENT) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			continue;
+		}
+		if (rc) {
+			ex.error = "ibv_start_poll " + errstr(rc);
+			return false;
+		}
+		do {
+			ibv_wc wc{};
+			wc.wr_id = cq->wr_id;
+			wc.status = cq->status;
+			wc.opcode = ibv_wc_read_opcode(cq);
+			if (!ex.take(wc))
+				break;
+		} while (ex.seen < n && ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	if (ex.seen < n && ex.error.empty())
+		ex.error = std::to_string(ex.seen) + " of " + std::to_string(n) + " completions";
+	return ex.seen == n && ex.error.empty();
+}
+
+// The same on a CQ from ibv_create_cq_ex, read through ibv_start_poll.
+void test_cq_ex(Side &a, Side &b)
+{
+	ibv_cq_init_attr_ex ca{};
+	ca.cqe = 8;
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
+	CqEx cqx(ibv_create_cq_ex(a.ctx.get(), &ca));
+	if (!ktap.result(bool(cqx), "cq_ex: ibv_create_cq_ex of 8", errstr(errno)))
+		return;
+	ibv_cq *cq = ibv_cq_ex_to_cq(cqx.get());
+	ibv_qp_init_attr qa{};
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	Qp qa2(ibv_create_qp(a.pd.get(), &qa));
+	qa.send_cq = qa.recv_cq = b.cq.get();
+	Qp qb2(ibv_create_qp(b.pd.get(), &qa));
+	int rc = !qa2 || !qb2 ? errno : connect_qp(a, qa2.get(), b, qb2.get());
+	if (!rc)
+		rc = connect_qp(b, qb2.get(), a, qa2.get());
+	if (!ktap.result(rc == 0, "cq_ex: a second QP pair on it", errstr(rc)))
+		return;
+	bool ok = true;
+	for (uint64_t i = 201; i <= 207; ++i)
+		ok = ok && post_recv(b, i, qb2.get()) == 0;
+	for (uint64_t i = 201; i <= 205; ++i)
+		ok = ok && post_send(a, i, qa2.get()) == 0;
+	Expect sends{201, IBV_WC_SEND, {}};
+	ok = ok && poll_ex_n(cqx.get(), 1, sends);
+	ktap.result(ok, "cq_ex: 5 SENDs, the first polled by ibv_start_poll", sends.error);
+	// The probe shrinks to 4 while fewer wait: still room for the 4.
+	bool unchanged = false;
+	rc = wait_pending_above(cq, 3, &unchanged);
+	ktap.result(rc == 0 && unchanged, "cq_ex: shrink to 3 with 4 waiting: EINVAL",
+		    errstr(rc));
+	rc = ibv_resize_cq(cq, 64);
+	ktap.result(rc == 0 && cq->cqe == 64, "cq_ex: grow to 64 with 4 waiting",
+		    errstr(rc) + ", cqe " + std::to_string(cq->cqe));
+	ok = post_send(a, 206, qa2.get()) == 0 && post_send(a, 207, qa2.get()) == 0;
+	ok = ok && poll_ex_n(cqx.get(), 7, sends);
+	ktap.result(ok && sends.next == 208, "cq_ex: 202..207 arrive once, in order", sends.error);
+	std::string why;
+	ktap.result(quiet(cq, why), "cq_ex: no completion seen twice", why);
+	Expect recvs{201, IBV_WC_RECV, {}};
+	std::vector<ibv_wc> rwc;
+	ok = poll_n(b.cq.get(), 7, recvs, &rwc);
+	ktap.result(ok && check_recv_data(b, rwc, why), "cq_ex: B received 201..207, data as sent",
+		    recvs.error + why);
+}
+
 // Traffic: RDMA WRITEs posted by one thread, polled by another, the CQ
 // resized by a third between sizes that hold every WR in flight.
 void test_traffic(Side &a, Side &b)
@@ -517,6 +603,7 @@ int main(int argc, char **argv)
 		return ktap.finish();
 	test_moves(a, b);
 	test_errors(a, dattr);
+	test_cq_ex(a, b);
 	test_traffic(a, b);
 	return ktap.finish();
 }
