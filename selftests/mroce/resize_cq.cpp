@@ -9,6 +9,9 @@
 //   errors     0, negative, above max_cqe, below the CQEs not yet polled:
 //              EINVAL, and the CQ is unchanged and keeps working;
 //   cq_ex      the same on an ibv_create_cq_ex CQ read by ibv_start_poll;
+//   stale      a second mapping of the old ring, made by the test, stays
+//              readable after the resize; the kernel neither writes it nor
+//              reads the garbage then written there;
 //   traffic    one thread polls while another resizes between random sizes
 //              and a third posts RDMA WRITEs: every completion once, in
 //              order, every byte written checked.
@@ -21,6 +24,9 @@
 // Output is KTAP.  Exit status 0 when every case passed.
 
 #include <infiniband/verbs.h>
+#include <rdma/mroce-abi.h>
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,6 +36,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -488,6 +496,116 @@ void test_cq_ex(Side &a, Side &b)
 		    recvs.error + why);
 }
 
+// The process's /dev/infiniband/uverbs* mappings: start -> (end, offset).
+std::map<uint64_t, std::pair<uint64_t, uint64_t>> uverbs_maps()
+{
+	std::map<uint64_t, std::pair<uint64_t, uint64_t>> m;
+	std::ifstream maps("/proc/self/maps");
+	std::string line;
+	while (std::getline(maps, line)) {
+		unsigned long long start, end, off;
+		char perms[8];
+		if (line.find("/dev/infiniband/uverbs") != std::string::npos &&
+		    std::sscanf(line.c_str(), "%llx-%llx %7s %llx", &start, &end, perms, &off) == 4)
+			m[start] = {end, off};
+	}
+	return m;
+}
+
+struct Unmap {
+	size_t size;
+	void operator()(void *p) const { munmap(p, size); }
+};
+
+// A second mapping of a CQ's ring, made by the process itself, outlives a
+// resize: it stays readable (stale CQEs), the kernel never writes it again
+// nor reads what is written there, and the old offset cannot be mapped anew.
+void test_stale_mapping(Side &a, Side &b)
+{
+	auto before = uverbs_maps();
+	Cq cq(ibv_create_cq(a.ctx.get(), 8, nullptr, nullptr, 0));
+	auto after = uverbs_maps();
+	std::vector<std::pair<uint64_t, std::pair<uint64_t, uint64_t>>> fresh;
+	for (const auto &m : after)
+		if (!before.count(m.first))
+			fresh.push_back(m);
+	if (!ktap.result(cq && fresh.size() == 1, "stale: a CQ of 8, its ring found in /proc/self/maps",
+			 std::to_string(fresh.size()) + " new mappings"))
+		return;
+	const size_t size = fresh[0].second.first - fresh[0].first;
+	const off_t off = off_t(fresh[0].second.second);
+	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, a.ctx->cmd_fd, off);
+	if (!ktap.result(p != MAP_FAILED, "stale: the ring mapped a second time by the test",
+			 errstr(errno)))
+		return;
+	std::unique_ptr<void, Unmap> stale(p, Unmap{size});
+	auto *ctl = static_cast<mroce_ring_ctl *>(p);
+	auto *slots = static_cast<uint8_t *>(p) + MROCE_RING_CTL_SIZE;
+
+	ibv_qp_init_attr qa{};
+	qa.send_cq = qa.recv_cq = cq.get();
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	Qp qa3(ibv_create_qp(a.pd.get(), &qa));
+	qa.send_cq = qa.recv_cq = b.cq.get();
+	Qp qb3(ibv_create_qp(b.pd.get(), &qa));
+	int rc = !qa3 || !qb3 ? errno : connect_qp(a, qa3.get(), b, qb3.get());
+	if (!rc)
+		rc = connect_qp(b, qb3.get(), a, qa3.get());
+	if (!ktap.result(rc == 0, "stale: a QP pair on the CQ", errstr(rc)))
+		return;
+	bool ok = true;
+	for (uint64_t i = 301; i <= 308; ++i)
+		ok = ok && post_recv(b, i, qb3.get()) == 0;
+	for (uint64_t i = 301; i <= 304; ++i)
+		ok = ok && post_send(a, i, qa3.get()) == 0;
+	// Until the resize our mapping is the live ring: wait there for the 4.
+	const auto end = Clock::now() + kWait;
+	while (ok && __atomic_load_n(&ctl->producer, __ATOMIC_ACQUIRE) - ctl->consumer < 4 &&
+	       Clock::now() < end)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	ok = ok && ctl->producer - ctl->consumer == 4;
+	ktap.result(ok, "stale: 4 SENDs, their completions waiting in the ring");
+	rc = ibv_resize_cq(cq.get(), 32);
+	ktap.result(rc == 0 && cq->cqe == 32, "stale: grow to 32 with 4 waiting", errstr(rc));
+
+	// The old ring as the resize left it: readable, the 4 CQEs still there.
+	ok = __atomic_load_n(&ctl->producer, __ATOMIC_ACQUIRE) - ctl->consumer == 4;
+	for (uint32_t i = 0; ok && i < 4; ++i) {
+		mroce_cqe c;
+		std::memcpy(&c, slots + ((ctl->consumer + i) & (ctl->num_entries - 1)) * sizeof(c),
+			    sizeof(c));
+		ok = c.wr_id == 301 + i;
+	}
+	ktap.result(ok, "stale: the old mapping still reads the 4 CQEs");
+	void *again = mmap(nullptr, size, PROT_READ, MAP_SHARED, a.ctx->cmd_fd, off);
+	ktap.result(again == MAP_FAILED, "stale: the old offset cannot be mapped again");
+	if (again != MAP_FAILED)
+		munmap(again, size);
+	// Garbage there, consumer index included, changes nothing.
+	std::memset(p, 0xa5, size);
+	ok = true;
+	for (uint64_t i = 305; i <= 308; ++i)
+		ok = ok && post_send(a, i, qa3.get()) == 0;
+	Expect sends{301, IBV_WC_SEND, {}};
+	ok = ok && poll_n(cq.get(), 8, sends);
+	ktap.result(ok && sends.next == 309,
+		    "stale: after garbage in the old mapping, 301..308 arrive in order",
+		    sends.error);
+	std::string why;
+	ktap.result(quiet(cq.get(), why), "stale: no completion seen twice", why);
+	ok = true;
+	for (size_t i = 0; ok && i < size; ++i)
+		ok = static_cast<uint8_t *>(p)[i] == 0xa5;
+	ktap.result(ok, "stale: the kernel never wrote the old ring again");
+	Expect recvs{301, IBV_WC_RECV, {}};
+	std::vector<ibv_wc> rwc;
+	ok = poll_n(b.cq.get(), 8, recvs, &rwc);
+	ktap.result(ok && check_recv_data(b, rwc, why), "stale: B received 301..308, data as sent",
+		    recvs.error + why);
+}
+
 // Traffic: RDMA WRITEs posted by one thread, polled by another, the CQ
 // resized by a third between sizes that hold every WR in flight.
 void test_traffic(Side &a, Side &b)
@@ -604,6 +722,7 @@ int main(int argc, char **argv)
 	test_moves(a, b);
 	test_errors(a, dattr);
 	test_cq_ex(a, b);
+	test_stale_mapping(a, b);
 	test_traffic(a, b);
 	return ktap.finish();
 }
