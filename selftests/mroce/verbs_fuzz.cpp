@@ -34,7 +34,7 @@
 //   SQ/RQ/SRQ producer jumped forward past the ring (an overrun), set to
 //   any value, rolled back (--no-rollback leaves these three out), random bytes of
 //   posted or unposted WQEs rewritten (opcode, num_sge, inline_len, SGEs),
-//   CQ consumer index rewritten.
+//   CQ consumer index rewritten (then also resized: ibv_resize_cq reads it).
 //
 // Pass: every verb returns a success value or an errno documented for it
 // (the sets are in the table below), no verb hangs, every object is
@@ -390,6 +390,7 @@ struct Fuzz {
 	void op_dealloc_pd();
 	void op_create_cq();
 	void op_destroy_cq();
+	void op_resize_cq();
 	void op_reg_mr();
 	void op_dereg_mr();
 	void op_create_srq();
@@ -483,6 +484,26 @@ void Fuzz::op_destroy_cq()
 	drain_async();
 	destroy_one(cqs, [](CqRec &c) -> Cq & { return c.cq; }, ibv_destroy_cq, "ibv_destroy_cq",
 		    {EBUSY});
+}
+
+// Sizes from 1 to max_cqe and invalid ones, possibly below what waits in
+// the CQ, and on CQs whose consumer index op_corrupt rewrote (the kernel
+// bounds it by its producer and the old ring: EINVAL).
+void Fuzz::op_resize_cq()
+{
+	auto *c = pick(cqs);
+	if (!c)
+		return;
+	int cqe = chance(10) ? -int(rnd(5)) :
+		  chance(5)  ? 65536 + int(rnd(3)) :
+			       int(rnd_count(512));
+	int rc;
+	{
+		VerbScope s("ibv_resize_cq");
+		rc = ibv_resize_cq(c->cq.get(), cqe);
+	}
+	trace("resize_cq cqe %d: %d", cqe, rc);
+	result("ibv_resize_cq", rc, {EINVAL, ENOMEM});
 }
 
 void Fuzz::op_reg_mr()
@@ -1071,6 +1092,7 @@ void Fuzz::step()
 		{&Fuzz::op_query_qp, 1},    {&Fuzz::op_destroy_qp, 3},  {&Fuzz::op_create_ah, 2},
 		{&Fuzz::op_destroy_ah, 1},  {&Fuzz::op_post_send, 14},  {&Fuzz::op_post_recv, 10},
 		{&Fuzz::op_poll_cq, 12},    {&Fuzz::op_corrupt, 5},     {&Fuzz::op_pair, 3},
+		{&Fuzz::op_resize_cq, 2},
 	};
 	static const unsigned total = [] {
 		unsigned t = 0;

@@ -12,6 +12,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace mroce {
 
@@ -63,6 +64,15 @@ std::unique_ptr<Ring> Ring::make(std::unique_ptr<RingMemory> mem, uint32_t num_e
 	if (err)
 		*err = RingError::ok;
 	return std::unique_ptr<Ring>(new Ring(std::move(mem), num_entries, entry_size));
+}
+
+void Ring::swap_memory(Ring &fresh) noexcept
+{
+	std::swap(mem_, fresh.mem_);
+	std::swap(ctl_, fresh.ctl_);
+	std::swap(slots_, fresh.slots_);
+	std::swap(num_entries_, fresh.num_entries_);
+	std::swap(entry_size_, fresh.entry_size_);
 }
 
 int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
@@ -300,6 +310,8 @@ int mroce_cq_poll(struct mroce_uring *u, int num_entries, struct ibv_wc *wc)
 {
 	Ring &r = *u->ring;
 	std::lock_guard guard(r.lock());
+	if (r.lost())
+		return -EIO;
 	uint32_t cons = r.load_consumer();
 	const uint32_t prod = r.load_producer();
 	if (prod - cons > r.num_entries())
@@ -313,6 +325,34 @@ int mroce_cq_poll(struct mroce_uring *u, int num_entries, struct ibv_wc *wc)
 	if (n)
 		r.store_consumer(cons);
 	return n;
+}
+
+int mroce_cq_resize(struct mroce_uring *u, int cmd_fd, mroce_cq_resize_cmd cmd, void *arg)
+{
+	Ring &r = *u->ring;
+	// Pollers wait until the switch is done; each of them published its
+	// consumer index before it released the lock, so the kernel moves
+	// exactly the CQEs not yet consumed.
+	std::lock_guard guard(r.lock());
+	if (r.lost())
+		return EIO;
+	const uint32_t cons = r.load_consumer();
+	mroce_resize_cq_resp resp{};
+	if (int err = cmd(arg, &resp))
+		return err;	// nothing changed in the kernel
+	// From here the kernel writes only the new ring.
+	auto mem = mroce::MmapMemory::map(cmd_fd, resp.mmap_offset, resp.mmap_size);
+	const int map_err = mem ? 0 : errno;
+	auto fresh = Ring::make(std::move(mem), resp.num_entries, sizeof(mroce_cqe));
+	// The kernel moved the CQEs to the same indices: the consumer
+	// index carries over unchanged, nothing is skipped or seen twice.
+	if (!fresh || fresh->load_consumer() != cons ||
+	    fresh->load_producer() - cons > fresh->num_entries()) {
+		r.set_lost();
+		return map_err ? map_err : EIO;
+	}
+	r.swap_memory(*fresh);
+	return 0;	// fresh now holds the old ring: unmapped here
 }
 
 int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,

@@ -184,6 +184,8 @@ public:
 	int start(uint64_t *wr_id, ibv_wc_status *status)
 	{
 		std::unique_lock lk(cq_.lock());
+		if (cq_.lost())
+			return EIO;
 		cons_ = cq_.load_consumer();
 		int err = read(wr_id, status);
 		if (!err)

@@ -319,6 +319,41 @@ static int mroce_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+struct mroce_resize_args {
+	struct ibv_cq *cq;
+	int cqe;
+};
+
+/* The kernel command, run by mroce_cq_resize() under the CQ lock. */
+static int mroce_resize_cmd(void *arg, struct mroce_resize_cq_resp *drv)
+{
+	struct mroce_resize_args *a = arg;
+	struct ibv_resize_cq cmd;
+	struct {
+		struct ib_uverbs_resize_cq_resp core;
+		struct mroce_resize_cq_resp drv;
+	} resp;
+	int ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_resize_cq(a->cq, a->cqe, &cmd, sizeof(cmd), &resp.core, sizeof(resp));
+	if (ret)
+		return ret;
+	*drv = resp.drv;
+	return 0;
+}
+
+/* ibv_resize_cq: the kernel moves the unpolled CQEs, we switch rings. */
+static int mroce_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct mroce_resize_args a = { .cq = ibcq, .cqe = cqe };
+
+	if (cqe < 1)
+		return EINVAL;
+	return mroce_cq_resize(to_mcq(ibcq)->ring, ibcq->context->cmd_fd, mroce_resize_cmd, &a);
+}
+
 static int mroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	return mroce_cq_poll(to_mcq(ibcq)->ring, num_entries, wc);
@@ -794,6 +829,7 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.destroy_cq = mroce_destroy_cq,
 	.poll_cq = mroce_poll_cq,
 	.req_notify_cq = mroce_req_notify_cq,
+	.resize_cq = mroce_resize_cq,
 	.create_qp = mroce_create_qp,
 	.create_qp_ex = mroce_create_qp_ex,
 	.modify_qp = mroce_modify_qp,

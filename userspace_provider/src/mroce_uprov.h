@@ -8,6 +8,7 @@
 #define MROCE_UPROV_H
 
 #include <infiniband/verbs.h>
+#include <rdma/mroce-abi.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -38,6 +39,23 @@ typedef uint32_t (*mroce_ah_num_fn)(struct ibv_ah *ah);
 
 /* ibv_poll_cq semantics: number of completions, or a negative errno. */
 int mroce_cq_poll(struct mroce_uring *cq, int num_entries, struct ibv_wc *wc);
+
+/*
+ * Runs the kernel's RESIZE_CQ (the edge's ibv_cmd_resize_cq): 0 with the
+ * driver part of the response in *resp, or an errno.
+ */
+typedef int (*mroce_cq_resize_cmd)(void *arg, struct mroce_resize_cq_resp *resp);
+
+/*
+ * ibv_resize_cq on the CQ ring cq: holds the CQ lock (pollers wait; a
+ * start_poll session of the same thread must end first), runs cmd(arg),
+ * maps the new ring the response names and switches to it, the consumer
+ * index carried over; the old ring is unmapped.  0 or an errno: cmd's
+ * (nothing changed), or, when the new ring cannot be mapped or does not
+ * match, that of the mmap or EIO -- the kernel already switched, so the
+ * CQ is lost and polling it fails with EIO.
+ */
+int mroce_cq_resize(struct mroce_uring *cq, int cmd_fd, mroce_cq_resize_cmd cmd, void *arg);
 
 /*
  * Write the WR list into the send/receive ring; ibv_post_* semantics

@@ -134,7 +134,9 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	mroce_unset_op rereg_mr, resize_cq, set_ece, unimport_dm, unimport_mr, unimport_pd;
+	mroce_unset_op rereg_mr;
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	mroce_unset_op set_ece, unimport_dm, unimport_mr, unimport_pd;
 };
 
 /*
@@ -173,6 +175,8 @@ static_assert(sizeof(struct verbs_device) == 712, "verbs_device layout");
 static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops layout");
 static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 69 * sizeof(void *),
 	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, resize_cq) == 71 * sizeof(void *),
+	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * sizeof(void *),
 	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, poll_cq) == 53 * sizeof(void *),
@@ -195,6 +199,7 @@ MROCE_CMD(ibv_query_port, ib_uverbs_query_port);
 MROCE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 MROCE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 MROCE_CMD(ibv_create_cq, ib_uverbs_create_cq);
+MROCE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 MROCE_CMD(ibv_create_qp, ib_uverbs_create_qp);
 MROCE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 MROCE_CMD(ibv_query_qp, ib_uverbs_query_qp);
@@ -202,6 +207,7 @@ MROCE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 MROCE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 MROCE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq layout");
+static_assert(sizeof(struct ibv_resize_cq) == 24, "ibv_resize_cq layout");
 static_assert(sizeof(struct ibv_create_qp) == 64, "ibv_create_qp layout");
 static_assert(sizeof(struct ibv_create_srq) == 40, "ibv_create_srq layout");
 static_assert(sizeof(struct ibv_modify_srq) == 24, "ibv_modify_srq layout");
@@ -233,6 +239,8 @@ int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
 		      int comp_vector, struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_srq_init_attr *attr,

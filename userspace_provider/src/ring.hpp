@@ -63,6 +63,18 @@ public:
 	// Serializes posters (or pollers) of this ring within the process.
 	std::mutex &lock() { return lock_; }
 
+	// A resized CQ: takes fresh's memory and geometry and gives fresh
+	// this ring's, so that destroying fresh unmaps the old memory.  The
+	// Ring object, its lock and every reference to it stay.  The caller
+	// holds lock().
+	void swap_memory(Ring &fresh) noexcept;
+
+	// The kernel moved the ring to memory this process could not map:
+	// the ring here is stale, polling fails with EIO from now on.  Under
+	// lock().
+	void set_lost() { lost_ = true; }
+	bool lost() const { return lost_; }
+
 private:
 	Ring(std::unique_ptr<RingMemory> mem, uint32_t n, uint32_t size);
 	std::atomic_ref<uint32_t> producer() const { return std::atomic_ref<uint32_t>(ctl_->producer); }
@@ -73,6 +85,7 @@ private:
 	std::byte *slots_;
 	uint32_t num_entries_;
 	uint32_t entry_size_;
+	bool lost_ = false;
 	std::mutex lock_;
 };
 

@@ -190,6 +190,28 @@ struct mroce_create_cq_resp {
 	__u32 rsvd;
 };
 
+/*
+ * Response of ibv_resize_cq (driver part); added after ABI version 1 was
+ * published, without a version bump: a provider that does not know it
+ * never sends RESIZE_CQ (libibverbs refuses the verb itself), and the
+ * command carries no driver request data.
+ *
+ * The kernel allocated a new ring of num_entries slots (the requested
+ * cqe rounded up as at create) and moved every CQE the process had not
+ * consumed -- those between the consumer index in the old ring's control
+ * block and the kernel's producer -- to the same free-running indices in
+ * the new ring, whose control block starts with that consumer and
+ * producer.  From then on the kernel writes only the new ring.  The old
+ * ring's mmap offset is withdrawn (a new mmap() of it fails); pages the
+ * process still has mapped stay valid, and frozen, until it unmaps them.
+ */
+struct mroce_resize_cq_resp {
+	__aligned_u64 mmap_offset;	/* of the new ring, for mmap() */
+	__aligned_u64 mmap_size;
+	__u32 num_entries;		/* new ring slots (>= requested cqe) */
+	__u32 rsvd;
+};
+
 /* Response of ibv_create_qp (driver part). */
 struct mroce_create_qp_resp {
 	__aligned_u64 sq_mmap_offset;

@@ -4,7 +4,8 @@
  * ULPs (nvme-rdma, iSER, NFS/RDMA) use it: fast-register regions over
  * kmalloc'ed memory (alloc_mr, ib_dma_map_sg, ib_map_mr_sg, IB_WR_REG_MR),
  * remote WRITE and READ through the fast-register rkey, IB_WR_LOCAL_INV,
- * IB_WR_SEND_WITH_INV and the errors that follow invalidation.
+ * IB_WR_SEND_WITH_INV and the errors that follow invalidation; ib_resize_cq
+ * with completions left in the CQ.
  *
  *   insmod mroce_ktest.ko dev=mroce0
  *
@@ -366,6 +367,104 @@ static int kt_post_send_inv(struct kt *t, u32 rkey)
 	return ib_post_send(t->p.qp[0], &wr, &bad);
 }
 
+/* n receives on QP 1 (wr_id 101...) and n SENDs from QP 0 (wr_id 1...). */
+static int kt_send_n(struct kt *t, int n)
+{
+	const struct ib_recv_wr *rbad;
+	const struct ib_send_wr *bad;
+	struct ib_recv_wr rwr = { };
+	struct ib_send_wr wr = { };
+	struct ib_sge rsge, sge;
+	int i, err;
+
+	rsge.addr = t->rbuf_dma;
+	rsge.length = KT_SEND_LEN;
+	rsge.lkey = t->pd->local_dma_lkey;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	kt_fill(t->src, KT_SEND_LEN, 5);
+	sge.addr = t->src_dma;
+	sge.length = KT_SEND_LEN;
+	sge.lkey = t->pd->local_dma_lkey;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	for (i = 1; i <= n; i++) {
+		rwr.wr_id = 100 + i;
+		err = ib_post_recv(t->p.qp[1], &rwr, &rbad);
+		if (err)
+			return err;
+	}
+	for (i = 1; i <= n; i++) {
+		wr.wr_id = i;
+		err = ib_post_send(t->p.qp[0], &wr, &bad);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Wait until more than k CQEs wait in the CQ: ib_resize_cq(cq, k) fails
+ * with -EINVAL exactly then (while fewer wait it resizes to k, which still
+ * holds them).  0 once it failed so.
+ */
+static int kt_resize_until_refused(struct ib_cq *cq, int k)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
+	int err;
+
+	do {
+		err = ib_resize_cq(cq, k);
+		if (err == -EINVAL)
+			return 0;
+		if (err)
+			return err;
+		usleep_range(200, 1000);
+	} while (!time_after(jiffies, end));
+	return -ETIMEDOUT;
+}
+
+/*
+ * ib_resize_cq on a kernel CQ: 8 SENDs, 2 of their completions polled, the
+ * other 6 left in the ring across a shrink and a grow, then polled: each
+ * once, in order.
+ */
+static void kt_resize(struct kt *t)
+{
+	struct ib_wc wc;
+	struct ib_cq *cq;
+	bool ok;
+	int i;
+
+	ok = kt_pair_recreate(t) && !kt_send_n(t, 8);
+	cq = t->p.cq[0];
+	for (i = 1; ok && i <= 2; i++)
+		ok = kt_expect(t, 0, IB_WC_SUCCESS, IB_WC_SEND, &wc) &&
+		     wc.wr_id == i;
+	kt_result(t, ok, "ib_resize_cq: 8 SENDs posted, 2 completions polled");
+	ok = ok && !kt_resize_until_refused(cq, 5);
+	kt_result(t, ok, "ib_resize_cq to 5 with 6 CQEs unpolled: -EINVAL");
+	ok = ok && !ib_resize_cq(cq, 6) && cq->cqe == 8;
+	kt_result(t, ok, "ib_resize_cq to 6 with 6 CQEs unpolled: cqe 8");
+	ok = ok && !ib_resize_cq(cq, 200) && cq->cqe == 256;
+	kt_result(t, ok, "ib_resize_cq to 200: cqe 256");
+	for (i = 3; ok && i <= 8; i++)
+		ok = kt_expect(t, 0, IB_WC_SUCCESS, IB_WC_SEND, &wc) &&
+		     wc.wr_id == i;
+	ok = ok && ib_poll_cq(cq, 1, &wc) == 0;
+	kt_result(t, ok, "the 6 moved completions arrive once, in order");
+	for (i = 1; ok && i <= 8; i++)
+		ok = kt_expect(t, 1, IB_WC_SUCCESS, IB_WC_RECV, &wc) &&
+		     wc.wr_id == 100 + i;
+	kt_result(t, ok, "and the 8 receives on the peer");
+	ok = ib_resize_cq(cq, 0) == -EINVAL &&
+	     ib_resize_cq(cq, t->ibdev->attrs.max_cqe + 1) == -EINVAL &&
+	     cq->cqe == 256;
+	kt_result(t, ok, "ib_resize_cq to 0 or max_cqe + 1: -EINVAL, CQ unchanged");
+}
+
 static int kt_find_gid(struct kt *t)
 {
 	union ib_gid gid;
@@ -594,6 +693,8 @@ static void kt_run(struct kt *t)
 	     kt_expect(t, 0, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND, NULL);
 	kt_result(t, ok, "SEND_WITH_INV of an unknown key variant fails (IB_WC_REM_INV_REQ_ERR)");
 
+	kt_resize(t);
+
 	/*
 	 * ib_drain_qp(), as every ULP does at teardown: error state, then a
 	 * send and a receive that must complete with a flush error.  The
@@ -642,5 +743,5 @@ static void __exit kt_exit(void)
 
 module_init(kt_init);
 module_exit(kt_exit);
-MODULE_DESCRIPTION("mroce kernel verbs self-test (fast-register regions)");
+MODULE_DESCRIPTION("mroce kernel verbs self-test (fast-register regions, CQ resize)");
 MODULE_LICENSE("Dual BSD/GPL");

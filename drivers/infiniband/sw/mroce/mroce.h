@@ -333,6 +333,11 @@ struct mroce_cq {
 	 * kernel ULPs poll and arm from any context.
 	 */
 	spinlock_t lock;
+	/*
+	 * resize_lock serialises resizes (uverbs runs RESIZE_CQ under the
+	 * CQ's shared lock, so two may race); ring changes under both.
+	 */
+	struct mutex resize_lock;
 	struct mroce_ring ring;
 	u32 prod;			/* kernel-private producer index */
 	u32 notify;			/* IB_CQ_SOLICITED / NEXT_COMP armed */
@@ -625,6 +630,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int mroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 
 /* mroce_mr.c */
 struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access);

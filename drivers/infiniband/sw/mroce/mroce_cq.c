@@ -34,6 +34,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize_lock);
 	cq->user = !!udata;
 	err = mroce_ring_alloc(mdev, &cq->ring, attr->cqe,
 			       sizeof(struct mroce_cqe),
@@ -63,8 +64,119 @@ int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct mroce_cq *cq = to_mcq(ibcq);
 
 	mroce_ring_free(mdev, &cq->ring);
+	mutex_destroy(&cq->resize_lock);
 	mroce_obj_dec(mdev, MROCE_OBJ_CQ, cq->user);
 	return 0;
+}
+
+static void *mroce_cq_slot(const struct mroce_ring *ring, u32 index)
+{
+	return ring->buf + MROCE_RING_CTL_SIZE +
+	       (size_t)(index & (ring->num_entries - 1)) * ring->entry_size;
+}
+
+/*
+ * Resize: user CQs (RESIZE_CQ, udata set) and kernel CQs (ib_resize_cq).
+ * Process context.
+ *
+ * A new ring of at least cqe slots (rounded up as at create) is allocated
+ * and, for a user CQ, exported and described to the process before
+ * anything changes.  Then, under the CQ lock, so no completion is added
+ * meanwhile, the outstanding CQEs -- from the consumer index, read once,
+ * to the kernel's producer -- are copied to the same free-running indices
+ * of the new ring, whose control block takes both indices, and only then
+ * does cq->ring point to it.  The count is bounded by the kernel's
+ * producer and by both rings' sizes; the CQE bytes are copied verbatim,
+ * never interpreted (userspace could have rewritten them, but they only
+ * go back to it).
+ *
+ * The old ring is freed after the switch like a destroyed CQ's: its mmap
+ * offset is withdrawn, and pages still mapped by the process stay alive
+ * until it unmaps them (mroce_ring.c), so reading them is never a
+ * use-after-free; the kernel does not write them again.
+ *
+ * -EINVAL: cqe outside [1, MROCE_MAX_CQE], cqe below the number of CQEs
+ * not yet consumed, or a consumer index that claims more than the old
+ * ring holds (counted as ring_bad_index).  The CQ is unchanged on error.
+ */
+int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibcq->device);
+	struct mroce_cq *cq = to_mcq(ibcq);
+	struct mroce_resize_cq_resp resp = { };
+	struct mroce_ucontext *uctx;
+	struct mroce_ring new, old;
+	unsigned long flags;
+	u32 cons, used, i;
+	int err;
+
+	if (cqe < 1 || cqe > MROCE_MAX_CQE)
+		return -EINVAL;
+	if (!!udata != cq->user)
+		return -EINVAL;
+	if (udata) {
+		if (udata->outlen < sizeof(resp))
+			return -EINVAL;
+		/* No request data is defined yet. */
+		if (udata->inlen &&
+		    !ib_is_udata_cleared(udata, 0, udata->inlen))
+			return -EOPNOTSUPP;
+	}
+	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
+
+	mutex_lock(&cq->resize_lock);
+	err = mroce_ring_alloc(mdev, &new, cqe, sizeof(struct mroce_cqe),
+			       uctx ? &uctx->ibuc : NULL);
+	if (err)
+		goto out_unlock;
+	if (udata) {
+		resp.mmap_offset = mroce_ring_mmap_offset(&new);
+		resp.mmap_size = mroce_ring_mmap_size(&new);
+		resp.num_entries = new.num_entries;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_free;
+	}
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* Pairs with the poller's release: the slots it freed are read. */
+	cons = smp_load_acquire(&cq->ring.ctl->consumer);
+	used = cq->prod - cons;
+	if (used > cq->ring.num_entries) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		atomic64_inc(&mdev->stats.ring_bad_index);
+		ibdev_warn_ratelimited(&mdev->ibdev,
+				       "CQ resize: consumer %u outside [%u, %u]\n",
+				       cons, cq->prod - cq->ring.num_entries,
+				       cq->prod);
+		err = -EINVAL;
+		goto err_free;
+	}
+	if (used > (u32)cqe) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		err = -EINVAL;
+		goto err_free;
+	}
+	/* used <= cqe <= new.num_entries: no slot of new is written twice. */
+	for (i = 0; i < used; i++)
+		memcpy(mroce_cq_slot(&new, cons + i),
+		       mroce_cq_slot(&cq->ring, cons + i), new.entry_size);
+	new.ctl->consumer = cons;
+	new.ctl->producer = cq->prod;
+	old = cq->ring;
+	cq->ring = new;
+	ibcq->cqe = new.num_entries;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	mroce_ring_free(mdev, &old);
+	mutex_unlock(&cq->resize_lock);
+	return 0;
+
+err_free:
+	mroce_ring_free(mdev, &new);
+out_unlock:
+	mutex_unlock(&cq->resize_lock);
+	return err;
 }
 
 static u32 mroce_wc_flags(u32 f)
