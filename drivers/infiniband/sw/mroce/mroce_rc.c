@@ -41,12 +41,24 @@ static const struct mroce_sge *mroce_wqe_sges(const void *wqe_hdr_end)
 	return wqe_hdr_end;
 }
 
+/*
+ * Arm the QP's timer for the core's next deadline t.  A timer already
+ * queued to fire no later than t is left alone: when it fires early, the
+ * step it runs arms the real next deadline.  Most steps move the next
+ * deadline later (an ACK restarts the RTO), and reprogramming the timer
+ * on every packet cost 3.6-4.5 us each under QEMU TCG, against a
+ * receive path of about 45 us per packet.  A timer that is firing now is
+ * not queued, so it is armed again; the QP lock serialises arming.
+ */
 static void mroce_rc_arm(struct mroce_qp *qp, u64 t)
 {
 	if (t == U64_MAX) {
 		hrtimer_try_to_cancel(&qp->timer);
 		return;
 	}
+	if (hrtimer_is_queued(&qp->timer) &&
+	    ktime_to_ns(hrtimer_get_expires(&qp->timer)) <= t)
+		return;
 	hrtimer_start(&qp->timer, ns_to_ktime(t), HRTIMER_MODE_ABS_SOFT);
 }
 
