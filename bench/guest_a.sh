@@ -6,7 +6,7 @@
 # every point for mroce and rxe alternately; raw results in /out/raw.csv:
 #   driver,test,size,qps,loss,rep,gbps,lat_typ_us,lat_avg_us,secs,cpu_a_s,cpu_b_s,cpu_s_per_gb,rc
 # /out/bench.conf (written by bench/bench.sh) may set REPS, DUR,
-# LOSSES, SIZES, QPSS, BW_TESTS, LAT_TESTS, DRIVERS.
+# LOSSES, SIZES, QPSS, BW_TESTS, LAT_TESTS, DRIVERS, TCP_REF (0: no iperf3).
 . /mroce/bench/common.sh
 set -uo pipefail
 REPS=3 DUR=3 LATN=200
@@ -16,6 +16,7 @@ QPSS="1 4"
 BW_TESTS="ib_write_bw ib_send_bw ib_read_bw"
 LAT_TESTS="ib_send_lat ib_write_lat"
 DRIVERS="mroce rxe"
+TCP_REF=1
 # shellcheck disable=SC1091
 [ -f /out/bench.conf ] && . /out/bench.conf
 SRV=10.11.0.2
@@ -132,7 +133,7 @@ for rep in $(seq "$REPS"); do
 	for t in $LAT_TESTS; do
 		for d in $DRIVERS; do point "$d" "$t" 64 1 0 "$rep"; done
 	done
-	point tcp iperf3 0 1 0 "$rep"
+	[ "$TCP_REF" = 1 ] && point tcp iperf3 0 1 0 "$rep"
 done
 echo "# phase 2: loss sweep (netem on the sender's egress), ib_write_bw 64 KiB 1 QP + verified mroce_xfer"
 for rep in $(seq "$REPS"); do
