@@ -41,7 +41,7 @@ conf() {
 	echo "$1"
 }
 conf 'LAT_TESTS=""' >"$raw/a/bench.conf"
-conf 'BW_TESTS="" LOSSES="" TCP_REF=0' >"$lat/a/bench.conf"
+conf 'BW_TESTS="" EV_TESTS="" LOSSES="" TCP_REF=0' >"$lat/a/bench.conf"
 accel=$("$top/tools/testbed/tb" accel)
 echo "bench: accel=$accel raw=$raw"
 t0=$SECONDS

@@ -16,3 +16,8 @@ bench_devices() {
 cpu_busy() {
 	awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat
 }
+
+# cpu_kernel: jiffies in the kernel (system, irq, softirq) since boot.
+cpu_kernel() {
+	awk '$1 == "cpu" {print $4 + $7 + $8; exit}' /proc/stat
+}

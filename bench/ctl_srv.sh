@@ -8,6 +8,7 @@
 #   WAIT [SEC]    wait up to SEC (60) for it; replies "rc N" (N=124: still
 #                 running, killed) and the output's last lines
 #   STAT          replies the busy jiffies of this guest
+#   STATK         replies its kernel (system, irq, softirq) jiffies
 #   TC ARGS...    run tc ARGS; replies "rc N"
 #   QUIT          make the server guest finish
 set -uo pipefail
@@ -35,6 +36,8 @@ WAIT)
 	tail -3 /tmp/srv.out 2>/dev/null ;;
 STAT)
 	cpu_busy ;;
+STATK)
+	cpu_kernel ;;
 TC)
 	# shellcheck disable=SC2086
 	tc $rest >/dev/null 2>&1

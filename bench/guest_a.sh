@@ -6,7 +6,8 @@
 # every point for mroce and rxe alternately; raw results in /out/raw.csv:
 #   driver,test,size,qps,loss,rep,gbps,lat_typ_us,lat_avg_us,secs,cpu_a_s,cpu_b_s,cpu_s_per_gb,rc
 # /out/bench.conf (written by bench/bench.sh) may set REPS, DUR,
-# LOSSES, SIZES, QPSS, BW_TESTS, LAT_TESTS, DRIVERS, TCP_REF (0: no iperf3).
+# LOSSES, SIZES, QPSS, BW_TESTS, LAT_TESTS, EV_TESTS, DRIVERS, TCP_REF
+# (0: no iperf3).
 . /mroce/bench/common.sh
 set -uo pipefail
 REPS=3 DUR=3 LATN=200
@@ -17,6 +18,12 @@ BW_TESTS="ib_write_bw ib_send_bw ib_read_bw"
 LAT_TESTS="ib_send_lat ib_write_lat"
 DRIVERS="mroce rxe"
 TCP_REF=1
+# Event-driven clients (perftest -e: they sleep on the completion channel
+# instead of polling), whose CPU rows count kernel time only (system, irq,
+# softirq of both guests): the driver's cost per GB.  perftest refuses -e
+# for WRITE, so SEND and READ.
+# perftest has no duration mode with events: EVN iterations instead.
+EV_TESTS="ib_send_bw_ev ib_read_bw_ev" EVN=500
 # shellcheck disable=SC1091
 [ -f /out/bench.conf ] && . /out/bench.conf
 SRV=10.11.0.2
@@ -50,6 +57,10 @@ echo "bench-a: accel $(grep -q hypervisor /proc/cpuinfo && echo virtualized) cpu
 point() {
 	local drv=$1 t=$2 size=$3 qps=$4 loss=$5 rep=$6 dev gid opts srv cli rc=1 i
 	local a0 a1 b0 b1 t0 t1 gbps= typ= avg= secs cpa cpb cpg=
+	local bin=${t%_ev} stat=STAT cpu=cpu_busy ev=
+	if [ "$bin" != "$t" ]; then
+		ev=-e stat=STATK cpu=cpu_kernel
+	fi
 	case $drv in
 	mroce) dev=mroce0 gid=$GID_MROCE ;;
 	rxe) dev=rxe0 gid=$GID_RXE ;;
@@ -58,6 +69,7 @@ point() {
 	local name=$drv-$t-$size-q$qps-l$loss-r$rep
 	case $t in
 	ib_*_bw) opts="-d $dev -x $gid -F --report_gbits -p $PORT -s $size -q $qps -D $DUR" ;;
+	ib_*_bw_ev) opts="-d $dev -x $gid -F --report_gbits -p $PORT -s $size -q $qps -n $EVN $ev" ;;
 	ib_*_lat) opts="-d $dev -x $gid -F -p $PORT -s $size -n $LATN" ;;
 	xfer) opts="-d $dev -g $gid -p $PORT -s $size -n 64 -m write -t 90" ;;
 	iperf3) opts= ;;
@@ -69,13 +81,13 @@ point() {
 		srv="$MROCE_BUILD/tools/mroce_xfer $opts"
 		cli="$MROCE_BUILD/tools/mroce_xfer $opts $SRV"
 	else
-		srv="timeout 90 $t $opts"
-		cli="$t $opts $SRV"
+		srv="timeout 90 $bin $opts"
+		cli="$bin $opts $SRV"
 	fi
 	ctl START "$srv" >/dev/null
 	sleep 0.5
-	b0=$(ctl STAT)
-	a0=$(cpu_busy)
+	b0=$(ctl $stat)
+	a0=$($cpu)
 	t0=$EPOCHREALTIME
 	for i in 1 2 3 4 5 6; do
 		# shellcheck disable=SC2086
@@ -87,13 +99,14 @@ point() {
 		sleep 1
 	done
 	t1=$EPOCHREALTIME
-	a1=$(cpu_busy)
-	b1=$(ctl STAT)
+	a1=$($cpu)
+	b1=$(ctl $stat)
 	ctl WAIT 30 >"$LOG/$name.srv"
 	grep -q "^rc 0" "$LOG/$name.srv" || { [ $rc = 0 ] && rc=99; }
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
 	case $t in
-	ib_*_bw) gbps=$(awk -v s="$size" '$1 == s && NF >= 4 {print $4; exit}' "$LOG/$name.cli") ;;
+	ib_*_bw | ib_*_bw_ev)
+		gbps=$(awk -v s="$size" '$1 == s && NF >= 4 {print $4; exit}' "$LOG/$name.cli") ;;
 	ib_*_lat)
 		typ=$(awk -v s="$size" '$1 == s && NF >= 6 {print $5; exit}' "$LOG/$name.cli")
 		avg=$(awk -v s="$size" '$1 == s && NF >= 6 {print $6; exit}' "$LOG/$name.cli") ;;
@@ -104,7 +117,10 @@ point() {
 	cpa=$(awk -v a="$a0" -v b="$a1" 'BEGIN {printf "%.2f", (b - a) / 100}')
 	cpb=$(awk -v a="$b0" -v b="$b1" 'BEGIN {printf "%.2f", (b - a) / 100}')
 	# CPU seconds (both guests) per GB moved, for the throughput tests.
-	if [ -n "$gbps" ] && [ "$t" != xfer ]; then
+	if [ -n "$gbps" ] && [ -n "$ev" ]; then
+		cpg=$(awk -v n="$EVN" -v s="$size" -v q="$qps" -v a="$cpa" -v b="$cpb" \
+			'BEGIN {by = n * s * q; if (by > 0) printf "%.1f", (a + b) / (by / 1e9)}')
+	elif [ -n "$gbps" ] && [ "$t" != xfer ]; then
 		cpg=$(awk -v g="$gbps" -v d="$DUR" -v a="$cpa" -v b="$cpb" \
 			'BEGIN {by = g * 1e9 / 8 * d; if (by > 0) printf "%.1f", (a + b) / (by / 1e9)}')
 	fi
@@ -129,6 +145,9 @@ for rep in $(seq "$REPS"); do
 				for d in $DRIVERS; do point "$d" "$t" "$size" "$q" 0 "$rep"; done
 			done
 		done
+	done
+	for t in $EV_TESTS; do
+		for d in $DRIVERS; do point "$d" "$t" 65536 1 0 "$rep"; done
 	done
 	for t in $LAT_TESTS; do
 		for d in $DRIVERS; do point "$d" "$t" 64 1 0 "$rep"; done
