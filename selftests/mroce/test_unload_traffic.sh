@@ -12,9 +12,18 @@ start_stream() {	# start_stream PORT: ib_write_bw for 60 s in both namespaces
 		-p "$1" >/tmp/unl_srv_$1.log 2>&1 &
 	srv=$!
 	sleep 1
-	ip netns exec ns_a timeout "$((60 + $(mroce_t 30)))" ib_write_bw -d mroce_a -x "$ga" -s 65536 -D 60 -F \
-		-p "$1" 10.12.0.2 >/tmp/unl_cli_$1.log 2>&1 &
-	cli=$!
+	# The server may not listen yet on a loaded host: a client whose
+	# connect was refused tries again (else the server waits to its
+	# timeout and the test reads a hang).
+	for _ in 1 2 3 4 5 6; do
+		ip netns exec ns_a timeout "$((60 + $(mroce_t 30)))" ib_write_bw -d mroce_a -x "$ga" -s 65536 -D 60 -F \
+			-p "$1" 10.12.0.2 >/tmp/unl_cli_$1.log 2>&1 &
+		cli=$!
+		sleep 1
+		kill -0 $cli 2>/dev/null && break
+		wait $cli
+		grep -qiE "couldn't connect|Connection refused" /tmp/unl_cli_$1.log || break
+	done
 }
 
 tx_a() { awk '$1 == "tx_packets" {print $2}' "$MROCE_DEBUGFS/mroce_a/counters"; }
