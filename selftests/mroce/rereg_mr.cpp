@@ -12,6 +12,8 @@
 //   access       CHANGE_ACCESS without REMOTE_WRITE: a WRITE fails with
 //                IBV_WC_REM_ACCESS_ERR, writes nothing, the requester QP is
 //                in the error state and flushes the next WR; a READ works;
+//   gain write   CHANGE_ACCESS adding write permissions to a region
+//                registered read-only: WRITEs then land in it;
 //   pd           CHANGE_PD (with CHANGE_ACCESS): a QP of the old PD gets
 //                REM_ACCESS_ERR remotely and LOC_PROT_ERR locally, a QP of
 //                the new PD uses the region both ways;
@@ -433,6 +435,55 @@ void test_access(ASide &a, BSide &b)
 		    "access: a remote READ (REMOTE_READ kept) works on a new pair", why);
 }
 
+// A region registered without any write permission gains LOCAL_WRITE |
+// REMOTE_WRITE (the kernel pins it again as a writable umem), and a remote
+// WRITE then lands in the process's buffer.  The buffer is a private
+// mapping of a file (a memfd) never written: a pin of its page cache
+// pages would let the WRITE change the file, which must stay as it was.
+// (Debian's 6.1 ib_umem_get() breaks COW even for a read-only
+// registration, so this checks the outcome, not the second pin itself.)
+void test_gain_write(ASide &a, BSide &b)
+{
+	const size_t n = 4 * 4096;
+	int fd = memfd_create("mroce_rereg", 0);
+	if (fd < 0 || ftruncate(fd, off_t(n)))
+		return (void)ktap.result(false, "gain write: memfd", errstr(errno));
+	std::vector<uint8_t> file(n, 0xa5);
+	void *m = MAP_FAILED;
+	if (pwrite(fd, file.data(), n, 0) == ssize_t(n))
+		m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED) {
+		close(fd);
+		return (void)ktap.result(false, "gain write: map the memfd", errstr(errno));
+	}
+	auto *buf = static_cast<uint8_t *>(m);
+	Mr ro(ibv_reg_mr(b.pd1.get(), buf, n, IBV_ACCESS_REMOTE_READ));
+	if (ktap.result(bool(ro), "gain write: register a private file mapping read-only",
+			errstr(errno))) {
+		std::string why;
+		const size_t off = 4096 + 64;
+		int st = remote_write(a, b.pd1.get(), 21, uint64_t(uintptr_t(buf + off)), ro->rkey,
+				      kChunk, why);
+		ktap.result(st == IBV_WC_REM_ACCESS_ERR,
+			    "gain write: a WRITE into the read-only region fails", why);
+		int rc = ibv_rereg_mr(ro.get(), IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+				      kAll);
+		if (ktap.result(rc == 0, "gain write: rereg to LOCAL_WRITE | REMOTE_WRITE",
+				std::to_string(rc) + ", " + errstr(errno))) {
+			st = remote_write(a, b.pd1.get(), 22, uint64_t(uintptr_t(buf + off)),
+					  ro->rkey, kChunk, why);
+			ktap.result(st == IBV_WC_SUCCESS && is_pattern(buf + off, 22, kChunk),
+				    "gain write: a WRITE lands in the process's private copy", why);
+			std::vector<uint8_t> now(n);
+			ktap.result(pread(fd, now.data(), n, 0) == ssize_t(n) && now == file,
+				    "gain write: the file itself is unchanged");
+		}
+	}
+	ro.reset();
+	munmap(m, n);
+	close(fd);
+}
+
 void test_pd(ASide &a, BSide &b)
 {
 	int rc = ibv_rereg_mr(b.mr.get(), IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS,
@@ -753,6 +804,7 @@ int main(int argc, char **argv)
 		test_base(a, b);
 		test_translation(a, b);
 		test_access(a, b);
+		test_gain_write(a, b);
 		test_pd(a, b);
 		test_combined(a, b);
 		test_errors(a, b);

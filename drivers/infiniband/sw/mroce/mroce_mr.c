@@ -278,7 +278,10 @@ struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 			return ERR_PTR(err);
 		umem = ib_umem_get(&mdev->ibdev, start, length, access);
 	} else if (mroce_access_writes(access) && !cur->writable) {
-		/* Pinned read-only: pin the same range again for writing. */
+		/*
+		 * Not a writable umem: pin the same range again as one (it
+		 * is then written through and dirtied on release).
+		 */
 		umem = ib_umem_get(&mdev->ibdev, cur->address, cur->length,
 				   access);
 	}
