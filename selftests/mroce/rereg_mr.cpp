@@ -675,6 +675,13 @@ void test_traffic(ASide &a, BSide &b)
 		}
 	});
 
+	// One WRITE in flight by default.  With more, a WRITE that fails at
+	// the responder while an earlier one is still incomplete can be
+	// reported as a success: its segments are acknowledged before the
+	// fatal NAK is sent (Documentation/mroce-protocol.rst, open question
+	// 29).  MROCE_REREG_TRAFFIC_DEPTH=8 shows it.
+	const char *env = std::getenv("MROCE_REREG_TRAFFIC_DEPTH");
+	const size_t depth = std::clamp<size_t>(env ? std::strtoul(env, nullptr, 0) : 1, 1, 32);
 	size_t next = 0, done = 0, outstanding = 0, pairs = 0;
 	bool broken = true;	// no pair yet, or the pair saw an error
 	std::string error;
@@ -690,7 +697,7 @@ void test_traffic(ASide &a, BSide &b)
 			}
 			broken = false;
 		}
-		while (!broken && outstanding < 8 && next < kTWrites) {
+		while (!broken && outstanding < depth && next < kTWrites) {
 			uint32_t k;
 			uint64_t raddr;
 			{
@@ -748,6 +755,23 @@ void test_traffic(ASide &a, BSide &b)
 		if (status[i] == IBV_WC_SUCCESS) {
 			++ok;
 			lost += !placed;
+			if (!placed && lost <= 3) {
+				// Which 1 KiB packets arrived where.
+				std::string map;
+				for (size_t q = 0; q < kTChunk; q += 1024) {
+					char c = '.';
+					for (const Buf *buf : {&t1, &t2})
+						if (is_pattern(buf->p + off + q, 0, 0) &&
+						    buf->p[off + q] == pattern(1000 + i, q))
+							c = buf == &t1 ? '1' : '2';
+					map += c;
+				}
+				ktap.note("lost write " + std::to_string(i) + " rkey " +
+					  hex(rkey_of[i]) + " named " + std::to_string(set.size()) +
+					  " buffer(s), packets " + map + ", status of " +
+					  std::to_string(i + 1) + ": " +
+					  (i + 1 < next ? std::to_string(status[i + 1]) : "-"));
+			}
 		} else if (status[i] == IBV_WC_REM_ACCESS_ERR) {
 			++acc;
 		} else if (status[i] == IBV_WC_WR_FLUSH_ERR) {
@@ -757,6 +781,7 @@ void test_traffic(ASide &a, BSide &b)
 		}
 	}
 	ktap.note(std::to_string(next) + " writes of " + std::to_string(kTChunk) + " bytes, " +
+		  std::to_string(depth) + " in flight, " +
 		  std::to_string(rereg_n) + " reregs, " + std::to_string(pairs) + " QP pairs: " +
 		  std::to_string(ok) + " ok, " + std::to_string(acc) + " REM_ACCESS_ERR, " +
 		  std::to_string(flush) + " WR_FLUSH_ERR, " + std::to_string(other) + " other; " +
