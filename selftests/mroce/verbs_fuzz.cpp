@@ -393,6 +393,7 @@ struct Fuzz {
 	void op_resize_cq();
 	void op_reg_mr();
 	void op_dereg_mr();
+	void op_rereg_mr();
 	void op_create_srq();
 	void op_modify_srq();
 	void op_destroy_srq();
@@ -539,6 +540,57 @@ void Fuzz::op_reg_mr()
 	result("ibv_reg_mr", mr ? 0 : errno, {EINVAL, ENOMEM, EFAULT, EACCES, EOPNOTSUPP, EPERM});
 	if (mr)
 		mrs.push_back(std::move(mr));
+}
+
+// ibv_rereg_mr with any flags (mostly valid ones), any PD (sometimes none),
+// a translation like op_reg_mr's and any access; the region may be in use by
+// a pair's traffic.
+void Fuzz::op_rereg_mr()
+{
+	auto *m = pick(mrs);
+	if (!m)
+		return;
+	int flags = chance(85) ? int(1 + rnd(7)) : int(rnd32());
+	ibv_pd *pd = chance(90) ? any_pd() : nullptr;
+	void *addr = arena.data();
+	size_t len = 4096;
+	switch (rnd(5)) {
+	case 0:	// NULL / unmapped / unpinnable
+		addr = chance(50) ? nullptr : guard.data();
+		break;
+	case 1:	// zero or huge length
+		len = chance(50) ? 0 : (size_t(1) << (36 + rnd(8)));
+		break;
+	case 2:	// past the arena's end
+		addr = arena.data() + kArena - 4096;
+		len = 8192 + rnd(1 << 20);
+		break;
+	default: {	// inside the arena, any alignment
+		size_t off = rnd(kArena - 1);
+		addr = arena.data() + off;
+		len = 1 + rnd(kArena - off);
+	}
+	}
+	int access = chance(70) ? int(rnd(16)) : int(rnd32());
+	if (chance(50) && !(flags & IBV_REREG_MR_CHANGE_ACCESS))
+		access = 0;
+	int rc;
+	errno = 0;
+	{
+		VerbScope s("ibv_rereg_mr");
+		rc = ibv_rereg_mr(m->get(), flags, pd, addr, len, access);
+	}
+	trace("rereg_mr flags %#x pd %p %p len %zu access %#x: %d", flags, (void *)pd, addr, len,
+	      access, rc);
+	// libibverbs' own checks return IBV_REREG_MR_ERR_INPUT, a command error
+	// IBV_REREG_MR_ERR_CMD: both with errno set (EIO stands for a missing
+	// errno, a violation); the MR stays usable.  The fork-range codes come
+	// from madvise() (only with ibv_fork_init()).
+	const int e = rc ? (errno ? errno : EIO) : 0;
+	if (rc == 0 || rc == IBV_REREG_MR_ERR_INPUT || rc == IBV_REREG_MR_ERR_CMD)
+		result("ibv_rereg_mr", e, {EINVAL, ENOMEM, EFAULT, EACCES, EOPNOTSUPP, EPERM});
+	else
+		result("ibv_rereg_mr (fork range)", e, {EINVAL, ENOMEM, EFAULT});
 }
 
 void Fuzz::op_dereg_mr()
@@ -1092,7 +1144,7 @@ void Fuzz::step()
 		{&Fuzz::op_query_qp, 1},    {&Fuzz::op_destroy_qp, 3},  {&Fuzz::op_create_ah, 2},
 		{&Fuzz::op_destroy_ah, 1},  {&Fuzz::op_post_send, 14},  {&Fuzz::op_post_recv, 10},
 		{&Fuzz::op_poll_cq, 12},    {&Fuzz::op_corrupt, 5},     {&Fuzz::op_pair, 3},
-		{&Fuzz::op_resize_cq, 2},
+		{&Fuzz::op_resize_cq, 2},   {&Fuzz::op_rereg_mr, 3},
 	};
 	static const unsigned total = [] {
 		unsigned t = 0;

@@ -167,6 +167,36 @@ static struct ibv_mr *mroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * ibv_rereg_mr: libibverbs checked the flags and arguments it knows and
+ * updates pd, addr and length of the ibv_mr on success; the command
+ * updates lkey and rkey (the kernel hands out new keys).  On failure the
+ * MR is unchanged and errno says why (libibverbs returns
+ * IBV_REREG_MR_ERR_CMD).
+ */
+static int mroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+			  size_t length, int access)
+{
+	struct ibv_rereg_mr cmd;
+	struct ib_uverbs_rereg_mr_resp resp;
+	int ret;
+
+	if (!flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != vmr->ibv_mr.context))) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	ret = ibv_cmd_rereg_mr(vmr, (uint32_t)flags, addr, length, (uintptr_t)addr, access, pd,
+			       &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		errno = ret;
+		return ret;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
+}
+
 static int mroce_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret = ibv_cmd_dereg_mr(vmr);
@@ -824,6 +854,7 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.dealloc_pd = mroce_dealloc_pd,
 	.reg_mr = mroce_reg_mr,
 	.dereg_mr = mroce_dereg_mr,
+	.rereg_mr = mroce_rereg_mr,
 	.create_cq = mroce_create_cq,
 	.create_cq_ex = mroce_create_cq_ex,
 	.destroy_cq = mroce_destroy_cq,

@@ -134,7 +134,8 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	mroce_unset_op rereg_mr;
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+			size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
 	mroce_unset_op set_ece, unimport_dm, unimport_mr, unimport_pd;
 };
@@ -198,6 +199,7 @@ MROCE_CMD(ibv_get_context, ib_uverbs_get_context);
 MROCE_CMD(ibv_query_port, ib_uverbs_query_port);
 MROCE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 MROCE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+MROCE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 MROCE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 MROCE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 MROCE_CMD(ibv_create_qp, ib_uverbs_create_qp);
@@ -206,6 +208,7 @@ MROCE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 MROCE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 MROCE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 MROCE_CMD(ibv_query_srq, ib_uverbs_query_srq);
+static_assert(sizeof(struct ibv_rereg_mr) == 56, "ibv_rereg_mr layout");
 static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq layout");
 static_assert(sizeof(struct ibv_resize_cq) == 24, "ibv_resize_cq layout");
 static_assert(sizeof(struct ibv_create_qp) == 64, "ibv_create_qp layout");
@@ -235,6 +238,9 @@ int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
 int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access,
 		   struct verbs_mr *vmr, struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t length,
+		     uint64_t hca_va, int access, struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
 		      int comp_vector, struct ibv_cq *cq, struct ibv_create_cq *cmd,

@@ -425,8 +425,9 @@ struct mroce_mr {
 	 */
 	const struct ib_pd *pd;
 	/*
-	 * DMA and user regions: immutable after creation.  Fast-register
-	 * regions: under fr.lock, set by REG_MR.
+	 * DMA and user regions: immutable after creation (rereg_user_mr
+	 * publishes a new struct mroce_mr instead of changing one).
+	 * Fast-register regions: under fr.lock, set by REG_MR.
 	 */
 	int access;
 	u64 iova;
@@ -441,6 +442,13 @@ struct mroce_mr {
 	u32 npages;
 	u32 page_off;
 	bool user;
+	/*
+	 * Set by rereg_user_mr (which the uverbs write lock serialises with
+	 * dereg_mr) when a successor took this region's mr_xa slot, and with
+	 * it umem and pages when gave_pages.  Never read by the datapath.
+	 */
+	bool replaced;
+	bool gave_pages;
 	struct mroce_fr fr;		/* MROCE_MR_FAST */
 	struct rcu_head rcu;
 };
@@ -641,6 +649,9 @@ struct ib_mr *mroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int mroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 int mroce_mr_check_access(int access);
 
 /* mroce_qp.c */

@@ -7,7 +7,9 @@
  * low byte is random at allocation; for a fast-register region the ULP
  * may change it (ib_update_fast_reg_key()) before each REG_MR, which
  * registers the region under the key it carries.  Key 0 is never
- * allocated: it is the local DMA lkey.
+ * allocated: it is the local DMA lkey.  rereg_user_mr replaces a user
+ * region by a complete new one in the same table slot under a key whose
+ * low byte differs, so no key handed out before reaches the new state.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -103,12 +105,16 @@ static void mroce_mr_release(struct mroce_dev *mdev, struct mroce_mr *mr)
 		mr->fr.state = MROCE_MRS_INVALID;
 		spin_unlock_irqrestore(&mr->fr.lock, flags);
 	}
-	xa_erase_irq(&mdev->mr_xa, mr->index);
+	/* A replaced region's slot belongs to its successor. */
+	if (!mr->replaced)
+		xa_erase_irq(&mdev->mr_xa, mr->index);
 	if (mr->umem) {
 		/* The datapath copies through the pages under RCU. */
 		synchronize_rcu();
-		ib_umem_release(mr->umem);
-		kvfree(mr->pages);
+		if (!mr->gave_pages) {
+			ib_umem_release(mr->umem);
+			kvfree(mr->pages);
+		}
 		kfree(mr);
 		return;
 	}
@@ -165,22 +171,32 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/* The translation [start, start + length) at iova of a user region. */
+static int mroce_mr_check_range(u64 start, u64 length, u64 iova)
+{
+	u64 end;
+
+	if (!length || length > MROCE_MAX_MR_SIZE ||
+	    check_add_overflow(start, length, &end) ||
+	    check_add_overflow(iova, length, &end))
+		return -EINVAL;
+	return 0;
+}
+
 struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
 	struct mroce_dev *mdev = to_mdev(ibpd->device);
 	struct ib_umem *umem;
 	struct mroce_mr *mr;
-	u64 end;
 	int err;
 
 	err = mroce_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
-	if (!length || length > MROCE_MAX_MR_SIZE ||
-	    check_add_overflow(start, length, &end) ||
-	    check_add_overflow(iova, length, &end))
-		return ERR_PTR(-EINVAL);
+	err = mroce_mr_check_range(start, length, iova);
+	if (err)
+		return ERR_PTR(err);
 
 	umem = ib_umem_get(&mdev->ibdev, start, length, access);
 	if (IS_ERR(umem))
@@ -207,6 +223,115 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mroce_mr_publish(mdev, mr, ibpd);
 	mroce_obj_inc(mdev, MROCE_OBJ_MR, true);
 	return &mr->ibmr;
+}
+
+/* Access that needs the pages pinned for writing (ib_umem_get()). */
+static bool mroce_access_writes(int access)
+{
+	return access & (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			 IB_ACCESS_REMOTE_ATOMIC);
+}
+
+/*
+ * rereg_user_mr (ibv_rereg_mr): IB_MR_REREG_TRANS, _ACCESS and _PD, alone
+ * or together.  The old region is never changed: a complete successor
+ * with the new PD, access and translation (a new umem for a new
+ * translation, else the old umem and pages, handed over) and a new key
+ * (same index, another low byte) replaces it in its mr_xa slot with one
+ * store.  An access that found the old region under RCU completes
+ * against the old state; a later one finds only the successor, and the
+ * old key no longer matches anything.  ib_core then deregisters the old
+ * region, which waits for a grace period before it unpins or frees.
+ * Every check and allocation comes before the store: on an error the
+ * old region is untouched and stays valid.  Returns the successor, NULL
+ * when nothing changes, or an ERR_PTR.
+ */
+struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibmr->device);
+	struct mroce_mr *old = to_mmr(ibmr), *mr;
+	struct ib_umem *umem = NULL, *cur;
+	int err;
+
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (old->type != MROCE_MR_USER || !old->umem || old->replaced)
+		return ERR_PTR(-EINVAL);
+	if (!flags)
+		return NULL;	/* ib_core dropped a PD change to the same PD */
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = old->access;
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = ibmr->pd;
+	if (!ibpd || ibpd->device != ibmr->device)
+		return ERR_PTR(-EINVAL);
+	err = mroce_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+
+	cur = old->umem;
+	if (flags & IB_MR_REREG_TRANS) {
+		err = mroce_mr_check_range(start, length, iova);
+		if (err)
+			return ERR_PTR(err);
+		umem = ib_umem_get(&mdev->ibdev, start, length, access);
+	} else if (mroce_access_writes(access) && !cur->writable) {
+		/*
+		 * Not a writable umem: pin the same range again as one (it
+		 * is then written through and dirtied on release).
+		 */
+		umem = ib_umem_get(&mdev->ibdev, cur->address, cur->length,
+				   access);
+	}
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr) {
+		err = -ENOMEM;
+		goto err_umem;
+	}
+	mr->type = MROCE_MR_USER;
+	spin_lock_init(&mr->fr.lock);
+	mr->index = old->index;
+	mr->ibmr.lkey = old->ibmr.lkey ^ (1 + get_random_u32() % 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	if (umem) {
+		err = mroce_mr_pages(mr, umem);
+		if (err) {
+			kfree(mr);
+			goto err_umem;
+		}
+		mr->umem = umem;
+	} else {
+		mr->umem = cur;
+		mr->pages = old->pages;
+		mr->npages = old->npages;
+		mr->page_off = old->page_off;
+	}
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		iova = old->iova;
+		length = old->length;
+	}
+	mr->user = true;
+	mr->access = access;
+	mr->iova = iova;
+	mr->length = length;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+
+	old->replaced = true;
+	old->gave_pages = !umem;
+	mroce_mr_publish(mdev, mr, ibpd);
+	mroce_obj_inc(mdev, MROCE_OBJ_MR, true);
+	return &mr->ibmr;
+
+err_umem:
+	if (umem)
+		ib_umem_release(umem);
+	return ERR_PTR(err);
 }
 
 /*
