@@ -33,7 +33,7 @@ help:
 	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
 	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so, mroce.driver, mroce(7) [DESTDIR= PREFIX=]"
 	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
-	@echo "make bench      two-guest bench, mroce vs rxe (bench/bench.sh; about 30 min under TCG)"
+	@echo "make bench      two-guest bench, mroce vs rxe (bench/bench.sh; about 15-20 min under TCG)"
 	@echo "make clean      remove build products"
 
 setup:
