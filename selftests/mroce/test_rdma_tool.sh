@@ -138,7 +138,7 @@ if [ "$shown" -gt 0 ] && [ -z "$bad" ] && [ $up -gt 0 ] && [ $srtt_seen -gt 0 ];
 else
 	tb_not_ok "per-path attributes sane" "${bad:-none up or no RTT sample} (up $up, srtt $srtt_seen)"
 fi
-# Every RC QP has its driver attributes (an entry of 16 paths fills most
+# Every RC QP has its driver attributes (an entry of 8 paths fills half
 # of a netlink message: the dump goes on in the next one).
 nrc=$(tr '{}' '\n\n' <"$tmp/res.json" | grep -c '"type":"RC"')
 ndrv=$(tr '{}' '\n\n' <"$tmp/res.json" | grep '"type":"RC"' | grep -c '"drv_paths_shown":')

@@ -19,8 +19,10 @@
  * qp->lock (interrupts disabled) and put after it is dropped.
  *
  * A reply is one netlink message of about a page, and rdma(8) reads
- * into a 4 KiB buffer: a QP shows at most MROCE_RES_MAX_PATHS paths (the
- * default number of paths), the rest are in debugfs.
+ * into a 4 KiB buffer: a QP shows at most MROCE_RES_MAX_PATHS paths, the
+ * rest are in debugfs.  With 16 (3.3 KB of driver attributes) a QP did
+ * not fit the message of a single-QP query (nlmsg_new(NLMSG_DEFAULT_SIZE)
+ * after ib_core's own attributes) on some runs, and the query failed.
  */
 #include <linux/kernel.h>
 #include <linux/skbuff.h>
@@ -31,7 +33,7 @@
 #include "mroce.h"
 #include "core/mroce_core.h"
 
-#define MROCE_RES_MAX_PATHS	16
+#define MROCE_RES_MAX_PATHS	8
 /*
  * Upper bounds of what one path and the rest take in the message.  A
  * driver attribute is a name (header and string padded to 4 bytes: at
