@@ -45,6 +45,21 @@ static inline u32 mroce_ts_us(u64 now_ns)
 	return (u32)mroce_div64(now_ns, MROCE_NSEC_PER_USEC);
 }
 
+/*
+ * The ACK hold an adl code allows (spec 6.2), on either end: 2^(adl-1) us
+ * capped by ack_delay_max_ns; ack_delay_ns for code 0 (or a code the
+ * parser would have refused).
+ */
+static inline u64 mroce_adl_hold_ns(const struct mroce_params *p, u8 adl)
+{
+	u64 d;
+
+	if (!adl || adl > MROCE_ADL_MAX)
+		return p->ack_delay_ns;
+	d = (u64)MROCE_NSEC_PER_USEC << (adl - 1);
+	return d < p->ack_delay_max_ns ? d : p->ack_delay_max_ns;
+}
+
 /* True when dsn is in the sender's window [una, nxt). */
 static inline bool mroce_dsn_in_flight(const struct mroce_conn *c, u32 dsn)
 {

@@ -12,22 +12,6 @@
 #include "mroce_internal.h"
 
 
-/*
- * How long an ACK for pkt may wait: what its sender asked for (adl, a
- * fraction of its RTT), capped by ack_delay_max_ns; ack_delay_ns when it
- * asked nothing (spec 6.2).
- */
-static u64 mroce_recv_hold_ns(const struct mroce_conn *c,
-			      const struct mroce_pkt *pkt)
-{
-	u64 d;
-
-	if (!pkt->adl || pkt->adl > MROCE_ADL_MAX)
-		return c->p.ack_delay_ns;
-	d = (u64)MROCE_NSEC_PER_USEC << (pkt->adl - 1);
-	return min_t(u64, d, c->p.ack_delay_max_ns);
-}
-
 static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
 			    const struct mroce_pkt *pkt, bool mark, u64 now)
 {
@@ -50,7 +34,8 @@ static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
 	if (gap || dup || (pkt->flags & MROCE_F_ACKREQ) ||
 	    c->rcv_unacked >= c->p.ack_every)
 		p->ack_now = true;
-	due = now + mroce_recv_hold_ns(c, pkt);
+	/* what the sender allows (a fraction of its RTT) */
+	due = now + mroce_adl_hold_ns(&c->p, pkt->adl);
 	if (!p->ack_pending || due < p->ack_due_ns)
 		p->ack_due_ns = due;
 	p->ack_pending = true;

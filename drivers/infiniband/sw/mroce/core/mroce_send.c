@@ -566,13 +566,7 @@ u8 mroce_send_adl(const struct mroce_conn *c)
 /* The longest the receiver may hold an ACK of ours (timers add it). */
 u64 mroce_send_hold_ns(const struct mroce_conn *c)
 {
-	u8 code = mroce_send_adl(c);
-	u64 d;
-
-	if (!code)
-		return c->p.ack_delay_ns;
-	d = (u64)MROCE_NSEC_PER_USEC << (code - 1);
-	return min_t(u64, d, c->p.ack_delay_max_ns);
+	return mroce_adl_hold_ns(&c->p, mroce_send_adl(c));
 }
 
 /* Put DSN record ent on path i with a new PSN and describe it in tx. */
