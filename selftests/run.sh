@@ -18,14 +18,15 @@ fi
 mkdir -p "$out"
 # Passed on to the guest: MROCE_STRESS(_ROUNDS), MROCE_VERBS_FUZZ_SECONDS,
 # MROCE_VERBS_FUZZ_SEED, MROCE_VERBS_FUZZ_NO_ROLLBACK (test_verbs_fuzz.sh;
-# MROCE_FUZZ_SECONDS is the host libFuzzer's), MROCE_TIME_FACTOR (the
+# MROCE_FUZZ_SECONDS is the host libFuzzer's), MROCE_REREG_TRAFFIC_DEPTH
+# (test_rereg_mr.sh: WRITEs in flight in its traffic case), MROCE_TIME_FACTOR (the
 # scale of the tests' time limits, selftests/mroce/lib.sh; the guest's own
 # limit here scales with it), and MROCE_KO, MROCE_KTEST_KO (host paths in
 # this tree: the module to test and the kernel-verbs test module, e.g. ones
 # built for the debug kernel).
 # The kernel: tb's MROCE_TB_KERNEL/MROCE_TB_MODULES/MROCE_TB_APPEND.
 env=()
-for v in MROCE_STRESS MROCE_STRESS_ROUNDS MROCE_TIME_FACTOR \
+for v in MROCE_STRESS MROCE_STRESS_ROUNDS MROCE_TIME_FACTOR MROCE_REREG_TRAFFIC_DEPTH \
 	MROCE_VERBS_FUZZ_SECONDS MROCE_VERBS_FUZZ_SEED MROCE_VERBS_FUZZ_NO_ROLLBACK; do
 	[ -n "${!v:-}" ] && env+=(--env "$v=${!v}")
 done

@@ -77,16 +77,6 @@ constexpr std::chrono::milliseconds kWait(20000);
 constexpr int kRw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 constexpr int kAll = kRw | IBV_ACCESS_REMOTE_READ;
 
-Context open_device(const char *name)
-{
-	int n = 0;
-	std::unique_ptr<ibv_device *, DevListFree> list(ibv_get_device_list(&n));
-	for (int i = 0; list && i < n; ++i)
-		if (std::strcmp(ibv_get_device_name(list.get()[i]), name) == 0)
-			return Context(ibv_open_device(list.get()[i]));
-	return nullptr;
-}
-
 // A page-aligned buffer of its own pages (so a translation change really
 // moves to other memory).
 struct Buf {

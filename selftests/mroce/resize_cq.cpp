@@ -62,16 +62,6 @@ constexpr size_t kWrites = 1500;	// RDMA WRITEs (traffic)
 constexpr size_t kBuf = kSlots * kMsg + kWrites * kWrite;
 constexpr std::chrono::milliseconds kWait(20000);
 
-Context open_device(const char *name)
-{
-	int n = 0;
-	std::unique_ptr<ibv_device *, DevListFree> list(ibv_get_device_list(&n));
-	for (int i = 0; list && i < n; ++i)
-		if (std::strcmp(ibv_get_device_name(list.get()[i]), name) == 0)
-			return Context(ibv_open_device(list.get()[i]));
-	return nullptr;
-}
-
 struct Side {
 	Context ctx;
 	Pd pd;

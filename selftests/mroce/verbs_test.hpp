@@ -6,6 +6,9 @@
 
 #include <infiniband/verbs.h>
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -60,5 +63,36 @@ using Pd = std::unique_ptr<ibv_pd, PdFree>;
 using Cq = std::unique_ptr<ibv_cq, CqFree>;
 using Mr = std::unique_ptr<ibv_mr, MrFree>;
 using Qp = std::unique_ptr<ibv_qp, QpFree>;
+
+// The device named name, opened (null if there is none).
+inline Context open_device(const char *name)
+{
+	int n = 0;
+	std::unique_ptr<ibv_device *, DevListFree> list(ibv_get_device_list(&n));
+	for (int i = 0; list && i < n; ++i)
+		if (std::strcmp(ibv_get_device_name(list.get()[i]), name) == 0)
+			return Context(ibv_open_device(list.get()[i]));
+	return nullptr;
+}
+
+// A zeroed, page-aligned buffer of its own pages (p null if mmap failed).
+struct PageBuf {
+	uint8_t *p = nullptr;
+	size_t len = 0;
+	explicit PageBuf(size_t n) : len(n)
+	{
+		void *m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		p = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
+	}
+	~PageBuf()
+	{
+		if (p)
+			munmap(p, len);
+	}
+	PageBuf(const PageBuf &) = delete;
+	PageBuf &operator=(const PageBuf &) = delete;
+	uint64_t addr(size_t off = 0) const { return uint64_t(uintptr_t(p + off)); }
+};
 
 }  // namespace mroce_test

@@ -19,6 +19,11 @@ namespace mroce {
 static_assert(sizeof(mroce_ring_ctl) == MROCE_RING_CTL_SIZE);
 static_assert(sizeof(mroce_cqe) == 64);
 static_assert(sizeof(mroce_send_wqe) == 64);
+// The WQE's send flags are the verbs values.
+static_assert(int(MROCE_SEND_FENCE) == int(IBV_SEND_FENCE) &&
+	      int(MROCE_SEND_SIGNALED) == int(IBV_SEND_SIGNALED) &&
+	      int(MROCE_SEND_SOLICITED) == int(IBV_SEND_SOLICITED) &&
+	      int(MROCE_SEND_INLINE) == int(IBV_SEND_INLINE));
 static_assert(sizeof(mroce_recv_wqe) == 16);
 static_assert(sizeof(mroce_sge) == 16);
 

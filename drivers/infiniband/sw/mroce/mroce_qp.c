@@ -566,6 +566,10 @@ static int mroce_post_one_send(struct mroce_qp *qp,
 		wqe->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
 	}
 	wqe->wr_id = wr->wr_id;
+	/* the WQE's flags are the verbs values (mroce-abi.h) */
+	BUILD_BUG_ON((int)IB_SEND_FENCE != (int)MROCE_SEND_FENCE ||
+		     (int)IB_SEND_SIGNALED != (int)MROCE_SEND_SIGNALED ||
+		     (int)IB_SEND_SOLICITED != (int)MROCE_SEND_SOLICITED);
 	wqe->send_flags = wr->send_flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
 					    IB_SEND_SOLICITED);
 	body = (u8 *)(wqe + 1);

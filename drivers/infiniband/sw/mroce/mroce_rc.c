@@ -266,6 +266,7 @@ static u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 	wr->op = mroce_wop_of(w->opcode);
 	wr->length = len;
 	wr->solicited = !!(w->send_flags & MROCE_SEND_SOLICITED);
+	wr->fence = !!(w->send_flags & MROCE_SEND_FENCE);
 	switch (w->opcode) {
 	case MROCE_WR_SEND_WITH_IMM:
 	case MROCE_WR_RDMA_WRITE_WITH_IMM:

@@ -301,6 +301,12 @@ struct mroce_wr {
 	u64 swap;		/* CMP_SWAP */
 	u64 compare_add;	/* CMP_SWAP compare, FETCH_ADD addend */
 	bool solicited;
+	/*
+	 * verbs FENCE: not begun before every earlier READ and atomic of
+	 * the connection has completed (its response placed); WRs behind
+	 * it wait with it (they are segmented in order).
+	 */
+	bool fence;
 };
 
 /* Completion status; numerically equal to enum ib_wc_status. */

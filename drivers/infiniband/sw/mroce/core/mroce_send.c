@@ -802,6 +802,13 @@ static int mroce_tx_req(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		if (mroce_wop_needs_resp(m->wr.op) &&
 		    mroce_rd_atomic_out(c) >= c->p.max_rd_atomic)
 			return 0;	/* max_rd_atomic: wait for completions */
+		/*
+		 * FENCE: the responses of earlier READs and atomics are in
+		 * (their WRs are done) before any of this one leaves, so it
+		 * cannot overtake them at the responder either.
+		 */
+		if (m->wr.fence && !m->next_off && mroce_rd_atomic_out(c))
+			return 0;
 		len = mroce_wop_needs_resp(m->wr.op) ? 0 :
 		      min_t(u32, c->p.mtu, m->wr.length - m->next_off);
 		i = mroce_path_pick(c, mroce_wlen(len));
