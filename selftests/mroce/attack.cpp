@@ -1447,14 +1447,21 @@ void forge_burst(Forger &f, Forge &s, uint8_t op)
 				p.ack.cmpl_msn = n.msn + 1;
 				p.ack.syndrome = s.round % 2 ? MROCE_SYN_REM_ACCESS : MROCE_SYN_ACK;
 				p.ack.sack[0] = ~0ull;
+				// A hold time that would erase any RTT sample, or
+				// a plausible one (spec 6.3 step 4).
+				p.ack.ack_delay_us = n.psn % 2 ? 0xffffffffu : n.psn % 5000;
 				break;
 			case MROCE_OP_SEND:
+				// Data packets ask for any ACK hold (adl 0..16, the
+				// longest 32 ms, capped by the receiver).
+				p.adl = uint8_t(n.psn % (MROCE_ADL_MAX + 1));
 				p.seth.rq_seq = n.rq_seq;
 				p.seth.length = evil.size();
 				p.payload = evil.data();
 				p.payload_len = evil.size();
 				break;
 			case MROCE_OP_WRITE:
+				p.adl = uint8_t(n.dsn % (MROCE_ADL_MAX + 1));
 				// The attacker knows rkey and address (worst case):
 				// the untouched half, and the start of the legit one.
 				p.reth.va = reinterpret_cast<uint64_t>(&s.target[n.dsn % 2 ? Forge::kUntouched : 0]);
