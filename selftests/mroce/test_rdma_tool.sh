@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # The rdma(8) tool's views of mroce: "rdma statistic show link" (the port
-# counters: datagram counters and RC transport totals, mroce_hw_counters.c)
+# counters: datagram counters and RC transport totals, mroce_hw_counters.c),
+# "rdma statistic qp" (per-QP counters, manual and auto binding)
 # and "rdma resource show qp -dd" (per-path attributes of an RC QP,
 # mroce_restrack.c), around a streaming ib_write_bw between two network
 # namespaces.  Asserts that the counters are there, move with traffic,
@@ -165,6 +166,36 @@ check "rdma res show qp lqpn ${lqpn:-?} -dd shows all $shown paths" \
 check "rdma res -dd (text) shows p0_sport and p0_srtt_us" \
 	grep -q "p0_sport [0-9].*p0_srtt_us [0-9]" <<<"$(tr '\n' ' ' <"$tmp/res.txt")"
 
+# Per-QP counters (rdma statistic qp, ib_core's counter binding): bind the
+# live QP to a new counter, see it count the QP's packets, unbind it.  The
+# port totals, which include every counter, must not go backwards across
+# (checked with the readings around this).
+# qpstats FILE: "name value" of the first counter of mroce_a, and "cntn N".
+qpstats() {
+	rdma -j statistic qp show link mroce_a/1 | tr ',{}[]' '\n\n\n\n\n' |
+		sed -n 's/^"\([a-z_0-9]*\)":\([0-9][0-9]*\)$/\1 \2/p' | awk '!seen[$1]++' >"$1"
+}
+if rdma statistic qp bind link mroce_a/1 lqpn "${lqpn:-0}" 2>"$tmp/bind.err"; then
+	qpstats "$tmp/qpc.1"
+	sleep 1
+	qpstats "$tmp/qpc.2"
+	cntn=$(val "$tmp/qpc.1" cntn)
+	c1=$(num "$tmp/qpc.1" rc_tx_data)
+	c2=$(num "$tmp/qpc.2" rc_tx_data)
+	if [ -n "$cntn" ] && [ "$c1" -ge 0 ] && [ "$c2" -gt "$c1" ] &&
+	   [ -n "$(val "$tmp/qpc.2" rc_rx_acks)" ]; then
+		tb_ok "rdma statistic qp: counter $cntn of QP $lqpn counts its packets (rc_tx_data $c1 -> $c2)"
+	else
+		sed 's/^/# qp counter: /' "$tmp/qpc.2" | head -20
+		tb_not_ok "rdma statistic qp: a bound QP's counter counts" "cntn ${cntn:-none} rc_tx_data $c1 -> $c2"
+	fi
+	rdma statistic qp unbind link mroce_a/1 cntn "${cntn:-0}" lqpn "$lqpn"
+	check "rdma statistic qp unbind: the counter is released" \
+		test -z "$(rdma statistic qp show link mroce_a/1)"
+else
+	tb_not_ok "rdma statistic qp bind link mroce_a/1 lqpn ${lqpn:-?}" "$(cat "$tmp/bind.err")"
+fi
+
 # Counters during the transfer: read twice, the second not lower.
 stats mroce_a >"$tmp/mroce_a.2"
 stats mroce_b >"$tmp/mroce_b.2"
@@ -258,9 +289,16 @@ check "sysfs hw_counters/rc_tx_data ($sysv) equals rdma statistic ($(num $a rc_t
 # totals.  3 rounds of 100 one-packet SENDs between two QPs of mroce_a.
 reuse=$MROCE_BUILD/selftests/mroce_rc_reuse
 if [ -x "$reuse" ]; then
+	# With the counter auto mode on (every new RC QP bound to a counter
+	# of its type): the counts go to the counter, which ib_core adds to
+	# the port's totals, also after the QPs are gone.
 	stats mroce_a >"$tmp/mroce_a.4"
+	rdma statistic qp set link mroce_a/1 auto type on
+	check "rdma statistic qp mode: auto type on" \
+		grep -q "auto type on" <<<"$(rdma statistic qp mode link mroce_a/1)"
 	$A timeout "$(mroce_t 120)" "$reuse" mroce_a "$ga" 3 100 >"$log/rdma_tool.reuse" 2>&1
 	rc=$?
+	rdma statistic qp set link mroce_a/1 auto off
 	stats mroce_a >"$tmp/mroce_a.5"
 	dtx=$(($(num "$tmp/mroce_a.5" rc_tx_data) - $(num "$tmp/mroce_a.4" rc_tx_data)))
 	drx=$(($(num "$tmp/mroce_a.5" rc_rx_data) - $(num "$tmp/mroce_a.4" rc_rx_data)))

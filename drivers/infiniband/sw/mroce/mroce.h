@@ -160,6 +160,7 @@ struct mroce_rc_counts {
 struct mroce_hwc {
 	struct mutex lock;
 	struct mroce_rc_counts gone;
+	struct list_head counters;	/* struct mroce_hwc_ctr, under lock */
 };
 
 /*
@@ -525,6 +526,12 @@ struct mroce_qp {
 	 * (mroce_hw_counters.c).
 	 */
 	struct mroce_rc_counts rc_prev;
+	/*
+	 * RC, under mdev->hwc.lock: the QP's total when it was bound to an
+	 * rdma counter (ibqp.counter), and what earlier bindings moved to
+	 * counters; the port counters show the rest (mroce_hw_counters.c).
+	 */
+	struct mroce_rc_counts hwc_base, hwc_moved;
 };
 
 /*
@@ -773,6 +780,11 @@ void mroce_hwc_prev_add(struct mroce_qp *qp,
 			const struct mroce_rc_counts *old);
 void mroce_hwc_qp_erase(struct mroce_dev *mdev, struct mroce_qp *qp);
 void mroce_hwc_qp_final(struct mroce_dev *mdev, struct mroce_qp *qp);
+struct rdma_hw_stats *mroce_counter_alloc_stats(struct rdma_counter *counter);
+int mroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int mroce_counter_unbind_qp(struct ib_qp *ibqp);
+int mroce_counter_update_stats(struct rdma_counter *counter);
+int mroce_counter_dealloc(struct rdma_counter *counter);
 
 /* mroce_restrack.c: driver attributes of "rdma resource show qp". */
 int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);

@@ -4,12 +4,12 @@
  * /sys/class/infiniband/<ibdev>/ports/1/hw_counters/).
  *
  * Two groups, in this order:
- *   - the device's datagram counters (mdev->stats, also in debugfs
- *     <ibdev>/counters): atomics, read as they are;
  *   - totals of the RC transport (enum mroce_rc_count): the protocol core
  *     counts per connection and per path, under qp->lock.  A total is the
  *     sum over the live RC QPs of the device, computed when it is read,
- *     plus what destroyed QPs counted (mdev->hwc.gone).
+ *     plus what destroyed QPs counted (mdev->hwc.gone);
+ *   - the device's datagram counters (mdev->stats, also in debugfs
+ *     <ibdev>/counters): atomics, read as they are.
  *
  * Why the totals never go backwards:
  *   - a QP's own total is qp->rc_prev plus its connection's counters.
@@ -31,11 +31,30 @@
  * interrupts disabled, as the debugfs files do.  Nesting is always
  * hwc.lock, then qp->lock; nothing takes hwc.lock under qp->lock.
  *
- * ib_core only offers port counters to the whole device (this port);
- * per-QP counters through the rdma counter binding are not implemented.
+ * Per-QP counters ("rdma statistic qp", ib_core's counter binding): an
+ * rdma counter shows the RC group for the QPs bound to it.  ib_core adds
+ * every counter's values to the port's (same indices: the RC group comes
+ * first), so what a bound QP counts moves from the port's share to the
+ * counter's:
+ *   - binding records the QP's total T as qp->hwc_base; while bound, the
+ *     counter shows T - hwc_base for it;
+ *   - unbinding adds T - hwc_base to the counter's own sum (struct
+ *     mroce_hwc_ctr, what QPs no longer bound left there) and to
+ *     qp->hwc_moved;
+ *   - the port shows, per QP, T - hwc_moved, minus T - hwc_base while
+ *     bound; gone receives T - hwc_moved at destroy (ib_core unbinds
+ *     before destroy_qp);
+ *   - a counter that ib_core releases (no QP bound) adds its last values
+ *     to the port's history itself.
+ * So the sums ib_core shows never go backwards.  Only RC QPs count; a UD
+ * QP may be bound and counts nothing.  Bind, unbind and update run in
+ * process context under the counter's mutex, which nests outside
+ * hwc.lock.
  */
 #include <linux/kernel.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/rcupdate.h>
 #include <linux/stddef.h>
 #include <linux/xarray.h>
@@ -66,8 +85,24 @@ static const size_t mroce_hwc_dev_offs[] = {
 
 #define MROCE_HWC_NUM_DEV	ARRAY_SIZE(mroce_hwc_dev_offs)
 
-/* Names: the datagram counters first, then enum mroce_rc_count. */
+/* Names: enum mroce_rc_count (also per QP), then the datagram counters. */
 static const struct rdma_stat_desc mroce_hwc_descs[] = {
+	[MROCE_RC_TX_DATA] = { .name = "rc_tx_data" },
+	[MROCE_RC_RX_DATA] = { .name = "rc_rx_data" },
+	[MROCE_RC_TX_ACKS] = { .name = "rc_tx_acks" },
+	[MROCE_RC_RX_ACKS] = { .name = "rc_rx_acks" },
+	[MROCE_RC_RETX] = { .name = "rc_retx" },
+	[MROCE_RC_LOST] = { .name = "rc_lost" },
+	[MROCE_RC_RTOS] = { .name = "rc_rtos" },
+	[MROCE_RC_TLPS] = { .name = "rc_tlps" },
+	[MROCE_RC_SPURIOUS] = { .name = "rc_spurious" },
+	[MROCE_RC_STEERS] = { .name = "rc_steers" },
+	[MROCE_RC_PATH_DOWNS] = { .name = "rc_path_downs" },
+	[MROCE_RC_ECN_CE] = { .name = "rc_ecn_ce" },
+	[MROCE_RC_RNR_ROUNDS] = { .name = "rc_rnr_rounds" },
+	[MROCE_RC_NAK_TX] = { .name = "rc_nak_tx" },
+	[MROCE_RC_NAK_RX] = { .name = "rc_nak_rx" },
+	[MROCE_RC_RX_DUP] = { .name = "rc_rx_dup" },
 	{ .name = "rx_datagrams" },
 	{ .name = "rx_dropped" },
 	{ .name = "rx_short" },
@@ -85,30 +120,26 @@ static const struct rdma_stat_desc mroce_hwc_descs[] = {
 	{ .name = "mr_local_inv" },
 	{ .name = "mr_remote_inv" },
 	{ .name = "ring_bad_index" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_TX_DATA] = { .name = "rc_tx_data" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_RX_DATA] = { .name = "rc_rx_data" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_TX_ACKS] = { .name = "rc_tx_acks" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_RX_ACKS] = { .name = "rc_rx_acks" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_RETX] = { .name = "rc_retx" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_LOST] = { .name = "rc_lost" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_RTOS] = { .name = "rc_rtos" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_TLPS] = { .name = "rc_tlps" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_SPURIOUS] = { .name = "rc_spurious" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_STEERS] = { .name = "rc_steers" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_PATH_DOWNS] = { .name = "rc_path_downs" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_ECN_CE] = { .name = "rc_ecn_ce" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_RNR_ROUNDS] = { .name = "rc_rnr_rounds" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_NAK_TX] = { .name = "rc_nak_tx" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_NAK_RX] = { .name = "rc_nak_rx" },
-	[MROCE_HWC_NUM_DEV + MROCE_RC_RX_DUP] = { .name = "rc_rx_dup" },
 };
 
 static_assert(ARRAY_SIZE(mroce_hwc_descs) == MROCE_HWC_NUM_DEV + MROCE_RC_NUM);
+
+/*
+ * What an rdma counter keeps besides its stats: the counts of QPs that
+ * were bound to it and are not any more.  In mdev->hwc.counters, under
+ * mdev->hwc.lock.
+ */
+struct mroce_hwc_ctr {
+	struct list_head node;
+	struct rdma_counter *counter;
+	struct mroce_rc_counts left;
+};
 
 void mroce_hwc_init(struct mroce_dev *mdev)
 {
 	mutex_init(&mdev->hwc.lock);
 	memset(&mdev->hwc.gone, 0, sizeof(mdev->hwc.gone));
+	INIT_LIST_HEAD(&mdev->hwc.counters);
 }
 
 static void mroce_rc_counts_add(struct mroce_rc_counts *to,
@@ -118,6 +149,15 @@ static void mroce_rc_counts_add(struct mroce_rc_counts *to,
 
 	for (i = 0; i < MROCE_RC_NUM; i++)
 		to->v[i] += c->v[i];
+}
+
+static void mroce_rc_counts_sub(struct mroce_rc_counts *to,
+				const struct mroce_rc_counts *c)
+{
+	int i;
+
+	for (i = 0; i < MROCE_RC_NUM; i++)
+		to->v[i] -= c->v[i];
 }
 
 /*
@@ -205,6 +245,8 @@ void mroce_hwc_qp_erase(struct mroce_dev *mdev, struct mroce_qp *qp)
 		for (i = 0; i < MROCE_RC_NUM; i++)
 			qp->rc_prev.v[i] -= now.v[i];
 		spin_unlock_irqrestore(&qp->lock, flags);
+		/* what rdma counters took is theirs (ib_core unbound it) */
+		mroce_rc_counts_sub(&now, &qp->hwc_moved);
 		mroce_rc_counts_add(&mdev->hwc.gone, &now);
 	}
 	xa_erase_irq(&mdev->qp_xa, qp->ibqp.qp_num);
@@ -244,7 +286,7 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct mroce_dev *mdev = to_mdev(ibdev);
-	struct mroce_rc_counts sum;
+	struct mroce_rc_counts sum, t;
 	struct mroce_qp *qp;
 	unsigned long qpn, flags;
 	int i;
@@ -253,7 +295,7 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		return -EINVAL;
 
 	for (i = 0; i < MROCE_HWC_NUM_DEV; i++)
-		stats->value[i] = atomic64_read((atomic64_t *)
+		stats->value[MROCE_RC_NUM + i] = atomic64_read((atomic64_t *)
 				((char *)&mdev->stats + mroce_hwc_dev_offs[i]));
 
 	mutex_lock(&mdev->hwc.lock);
@@ -262,14 +304,149 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		if (qp->ibqp.qp_type != IB_QPT_RC)
 			continue;
+		memset(&t, 0, sizeof(t));
 		spin_lock_irqsave(&qp->lock, flags);
-		mroce_hwc_qp_add(qp, &sum);
+		mroce_hwc_qp_add(qp, &t);
 		spin_unlock_irqrestore(&qp->lock, flags);
+		/* the port's share: not what counters show (see the top) */
+		mroce_rc_counts_add(&sum, &t);
+		mroce_rc_counts_sub(&sum, &qp->hwc_moved);
+		if (qp->ibqp.counter) {
+			mroce_rc_counts_sub(&sum, &t);
+			mroce_rc_counts_add(&sum, &qp->hwc_base);
+		}
 	}
 	rcu_read_unlock();
 	mutex_unlock(&mdev->hwc.lock);
 
 	for (i = 0; i < MROCE_RC_NUM; i++)
-		stats->value[MROCE_HWC_NUM_DEV + i] = sum.v[i];
+		stats->value[i] = sum.v[i];
 	return stats->num_counters;
+}
+
+/* ---- rdma counters: per-QP RC counts (ib_core's counter binding) ---- */
+
+/* The mroce_hwc_ctr of counter (hwc.lock held), or NULL. */
+static struct mroce_hwc_ctr *mroce_hwc_ctr_find(struct mroce_dev *mdev,
+						struct rdma_counter *counter)
+{
+	struct mroce_hwc_ctr *ctr;
+
+	lockdep_assert_held(&mdev->hwc.lock);
+	list_for_each_entry(ctr, &mdev->hwc.counters, node)
+		if (ctr->counter == counter)
+			return ctr;
+	return NULL;
+}
+
+/* The QP's total now (hwc.lock held; zero for a QP that is not RC). */
+static void mroce_hwc_qp_total(struct mroce_qp *qp, struct mroce_rc_counts *t)
+{
+	unsigned long flags;
+
+	memset(t, 0, sizeof(*t));
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	mroce_hwc_qp_add(qp, t);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/* The stats of a new counter: the RC group, the port's first indices. */
+struct rdma_hw_stats *mroce_counter_alloc_stats(struct rdma_counter *counter)
+{
+	struct mroce_dev *mdev = to_mdev(counter->device);
+	struct rdma_hw_stats *stats;
+	struct mroce_hwc_ctr *ctr;
+
+	ctr = kzalloc(sizeof(*ctr), GFP_KERNEL);
+	if (!ctr)
+		return NULL;
+	stats = rdma_alloc_hw_stats_struct(mroce_hwc_descs, MROCE_RC_NUM,
+					   RDMA_HW_STATS_DEFAULT_LIFESPAN);
+	if (!stats) {
+		kfree(ctr);
+		return NULL;
+	}
+	ctr->counter = counter;
+	mutex_lock(&mdev->hwc.lock);
+	list_add(&ctr->node, &mdev->hwc.counters);
+	mutex_unlock(&mdev->hwc.lock);
+	return stats;
+}
+
+int mroce_counter_dealloc(struct rdma_counter *counter)
+{
+	struct mroce_dev *mdev = to_mdev(counter->device);
+	struct mroce_hwc_ctr *ctr;
+
+	mutex_lock(&mdev->hwc.lock);
+	ctr = mroce_hwc_ctr_find(mdev, counter);
+	if (ctr)
+		list_del(&ctr->node);
+	mutex_unlock(&mdev->hwc.lock);
+	kfree(ctr);
+	return 0;
+}
+
+int mroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_qp *qp = to_mqp(ibqp);
+
+	mutex_lock(&mdev->hwc.lock);
+	mroce_hwc_qp_total(qp, &qp->hwc_base);
+	ibqp->counter = counter;
+	mutex_unlock(&mdev->hwc.lock);
+	return 0;
+}
+
+int mroce_counter_unbind_qp(struct ib_qp *ibqp)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_rc_counts t;
+	struct mroce_hwc_ctr *ctr;
+
+	mutex_lock(&mdev->hwc.lock);
+	if (ibqp->counter) {
+		mroce_hwc_qp_total(qp, &t);
+		mroce_rc_counts_sub(&t, &qp->hwc_base);
+		ctr = mroce_hwc_ctr_find(mdev, ibqp->counter);
+		if (ctr)
+			mroce_rc_counts_add(&ctr->left, &t);
+		mroce_rc_counts_add(&qp->hwc_moved, &t);
+		ibqp->counter = NULL;
+	}
+	mutex_unlock(&mdev->hwc.lock);
+	return 0;
+}
+
+/* The counter's values: what unbound QPs left plus its bound QPs now. */
+int mroce_counter_update_stats(struct rdma_counter *counter)
+{
+	struct mroce_dev *mdev = to_mdev(counter->device);
+	struct mroce_rc_counts sum = {}, t;
+	struct mroce_hwc_ctr *ctr;
+	struct mroce_qp *qp;
+	unsigned long qpn;
+	int i;
+
+	mutex_lock(&mdev->hwc.lock);
+	ctr = mroce_hwc_ctr_find(mdev, counter);
+	if (ctr)
+		sum = ctr->left;
+	rcu_read_lock();
+	xa_for_each(&mdev->qp_xa, qpn, qp) {
+		if (qp->ibqp.counter != counter)
+			continue;
+		mroce_hwc_qp_total(qp, &t);
+		mroce_rc_counts_sub(&t, &qp->hwc_base);
+		mroce_rc_counts_add(&sum, &t);
+	}
+	rcu_read_unlock();
+	mutex_unlock(&mdev->hwc.lock);
+	for (i = 0; i < MROCE_RC_NUM; i++)
+		counter->stats->value[i] = sum.v[i];
+	return 0;
 }
