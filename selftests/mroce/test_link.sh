@@ -14,8 +14,8 @@ ip link set m1 up
 
 check "rdma link add mroce0 on a veth" rdma link add mroce0 type mroce netdev m0
 check "rdma link show lists mroce0" bash -c 'rdma link show | grep -q "mroce0/1.*netdev m0"'
-check "mroce_abi_version attribute reads 1" grep -qx 1 /sys/class/infiniband/mroce0/mroce_abi_version
-check_fails "mroce_abi_version is read-only" bash -c 'echo 2 > /sys/class/infiniband/mroce0/mroce_abi_version'
+check "mroce_abi_version attribute reads 2" grep -qx 2 /sys/class/infiniband/mroce0/mroce_abi_version
+check_fails "mroce_abi_version is read-only" bash -c 'echo 3 > /sys/class/infiniband/mroce0/mroce_abi_version'
 gid=$(tb_wait_gid mroce0)
 if [ -n "$gid" ] && grep -q '0000:0000:0000:0000:0000:ffff:0a0d:0001' \
 	"/sys/class/infiniband/mroce0/ports/1/gids/$gid"; then

@@ -524,12 +524,18 @@ TEST(CqxCheck, StandardFieldsOnly)
 	a.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
 	EXPECT_EQ(mroce_cqx_check(&a), EOPNOTSUPP);
 	a.comp_mask = 0;
-	for (uint64_t f : {uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP),
-			   uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK),
-			   uint64_t(IBV_WC_EX_WITH_CVLAN), uint64_t(IBV_WC_EX_WITH_FLOW_TAG),
+	for (uint64_t f : {uint64_t(IBV_WC_EX_WITH_CVLAN), uint64_t(IBV_WC_EX_WITH_FLOW_TAG),
 			   uint64_t(IBV_WC_EX_WITH_TM_INFO)}) {
 		a.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | f;
 		EXPECT_EQ(mroce_cqx_check(&a), EOPNOTSUPP) << f;
+	}
+	// Completion timestamps are in the CQE.
+	for (uint64_t f : {uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP),
+			   uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK),
+			   uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)}) {
+		a.wc_flags = IBV_WC_STANDARD_FLAGS | f;
+		EXPECT_EQ(mroce_cqx_check(&a), 0) << f;
 	}
 }
 
@@ -647,6 +653,28 @@ TEST(CqEx, EndPollConsumesTheCurrentOneAndPollCqContinues)
 	EXPECT_EQ(id, 4u);
 	mroce_cqx_end_poll(t.cqx.get());
 	EXPECT_EQ(t.ring.ctl()->consumer, 4u);
+}
+
+TEST(CqEx, ReadsTheTimestampsOfTheCurrentCompletion)
+{
+	TestCqx t;
+	for (uint64_t i = 1; i <= 3; ++i) {
+		mroce_cqe c = cqe(i);
+		c.ts_raw = 1000 * i + 7;
+		c.ts_wallclock = 1700000000000000000ull + i;
+		t.push(c);
+	}
+	uint64_t id = 0;
+	ibv_wc_status st{};
+	ASSERT_EQ(mroce_cqx_start_poll(t.cqx.get(), 0, &id, &st), 0);
+	for (uint64_t i = 1; i <= 3; ++i) {
+		EXPECT_EQ(id, i);
+		EXPECT_EQ(mroce_cqx_completion_ts(t.cqx.get()), 1000 * i + 7);
+		EXPECT_EQ(mroce_cqx_completion_wallclock_ns(t.cqx.get()),
+			  1700000000000000000ull + i);
+		EXPECT_EQ(mroce_cqx_next_poll(t.cqx.get(), &id, &st), i < 3 ? 0 : ENOENT);
+	}
+	mroce_cqx_end_poll(t.cqx.get());
 }
 
 TEST(CqEx, CorruptProducerIsEio)

@@ -179,4 +179,164 @@ TEST(CqResize, AnUnmappableRingLosesTheCq)
 	EXPECT_EQ(mroce_cq_poll(&cq.u, 1, &wc), -EIO);
 }
 
+// ---- ibv_modify_srq(IBV_SRQ_MAX_WR): mroce_srq_resize ----------------------
+
+constexpr uint32_t kRecvSlot = 32;	// a receive WQE with one SGE
+
+void put_wqe(mroce::Ring &r, uint32_t index, uint64_t wr_id)
+{
+	mroce_recv_wqe w{};
+	w.wr_id = wr_id;
+	w.num_sge = 1;
+	std::memcpy(r.slot(index), &w, sizeof(w));
+}
+
+uint64_t wqe_id(const mroce::Ring &r, uint32_t index)
+{
+	mroce_recv_wqe w;
+	std::memcpy(&w, r.slot(index), sizeof(w));
+	return w.wr_id;
+}
+
+// The kernel's part of an SRQ resize: the WQEs not yet taken, at the same
+// indices, in a memfd; the kernel may have taken `taken` more meanwhile.
+struct FakeSrqKernel {
+	FakeSrqKernel() : fd(memfd_create("mroce-srq-resize-test", 0)) {}
+	~FakeSrqKernel()
+	{
+		if (fd >= 0)
+			close(fd);
+	}
+	int fd;
+	mroce::Ring *old = nullptr;
+	uint32_t n = 16;
+	uint32_t wqe_size = kRecvSlot;
+	uint32_t taken = 0;
+	int32_t producer_skew = 0;	// a broken kernel
+	int err = 0;
+	int calls = 0;
+
+	static int cmd(void *arg, mroce_modify_srq_resp *resp)
+	{
+		auto *k = static_cast<FakeSrqKernel *>(arg);
+		++k->calls;
+		if (k->err)
+			return k->err;
+		const size_t size = kPage * ((MROCE_RING_CTL_SIZE + k->n * k->wqe_size + kPage - 1) /
+					     kPage);
+		if (ftruncate(k->fd, off_t(size)))
+			return errno;
+		void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd, 0);
+		if (p == MAP_FAILED)
+			return errno;
+		auto *ctl = static_cast<mroce_ring_ctl *>(p);
+		auto *slots = static_cast<std::byte *>(p) + MROCE_RING_CTL_SIZE;
+		const uint32_t cons = k->old->load_consumer();
+		const uint32_t prod = k->old->load_producer();
+		for (uint32_t i = cons; i != prod; ++i)
+			std::memcpy(slots + (i & (k->n - 1)) * k->wqe_size, k->old->slot(i),
+				    k->old->entry_size());
+		ctl->num_entries = k->n;
+		ctl->entry_size = k->wqe_size;
+		ctl->consumer = cons + k->taken;
+		ctl->producer = prod + uint32_t(k->producer_skew);
+		munmap(p, size);
+		resp->mmap_offset = 0;
+		resp->mmap_size = size;
+		resp->num_entries = k->n;
+		resp->wqe_size = k->wqe_size;
+		return 0;
+	}
+};
+
+// 4 WQEs posted around 2^32 in an SRQ ring of 4, the first one taken.
+void fill_srq(TestRing &srq)
+{
+	srq.ctl()->producer = srq.ctl()->consumer = 0xfffffffe;
+	for (uint32_t i = 0; i < 4; ++i)
+		put_wqe(*srq.u.ring, 0xfffffffe + i, 1 + i);
+	srq.ctl()->producer = 0xfffffffe + 4;
+	srq.ctl()->consumer = 0xfffffffe + 1;
+}
+
+int post_one(mroce_uring *u, uint64_t wr_id)
+{
+	static char buf[8];
+	ibv_sge sge{uint64_t(uintptr_t(buf)), sizeof(buf), 1};
+	ibv_recv_wr wr{};
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ibv_recv_wr *bad = nullptr;
+	mroce_qp_limits lim{IBV_QPT_RC, 1, 1, 0};
+	return mroce_rq_post(u, &lim, &wr, &bad);
+}
+
+TEST(SrqResize, PostedWqesStayAtTheirIndicesAndPostingContinues)
+{
+	TestRing srq(4, kRecvSlot);
+	fill_srq(srq);
+	// 3 outstanding in 4 slots: one more fits, a second does not.
+	EXPECT_EQ(post_one(&srq.u, 99), 0);
+	EXPECT_EQ(post_one(&srq.u, 100), ENOMEM);
+	mroce::Ring *ring = srq.u.ring.get();
+	FakeSrqKernel k;
+	k.old = ring;
+	k.taken = 1;	// the kernel took WQE 2 between the copy and the switch
+	ASSERT_EQ(mroce_srq_resize(&srq.u, k.fd, FakeSrqKernel::cmd, &k), 0);
+	EXPECT_EQ(srq.u.ring.get(), ring);	// same object: lock and posters stay
+	EXPECT_EQ(ring->num_entries(), 16u);
+	EXPECT_EQ(ring->load_producer(), 0xfffffffe + 5);
+	for (uint32_t i = 2; i < 5; ++i)
+		EXPECT_EQ(wqe_id(*ring, 0xfffffffe + i), i < 4 ? 1 + i : 99u);
+	// Room for 13 more now (16 slots, 3 outstanding), not 14.
+	for (uint64_t id = 200; id < 213; ++id)
+		ASSERT_EQ(post_one(&srq.u, id), 0) << id;
+	EXPECT_EQ(post_one(&srq.u, 213), ENOMEM);
+	EXPECT_EQ(wqe_id(*ring, 0xfffffffe + 5), 200u);
+	EXPECT_EQ(wqe_id(*ring, 0xfffffffe + 17), 212u);
+	EXPECT_EQ(ring->load_producer(), 0xfffffffe + 18);
+}
+
+TEST(SrqResize, ACommandErrorChangesNothing)
+{
+	TestRing srq(4, kRecvSlot);
+	fill_srq(srq);
+	FakeSrqKernel k;
+	k.old = srq.u.ring.get();
+	k.err = EINVAL;
+	EXPECT_EQ(mroce_srq_resize(&srq.u, k.fd, FakeSrqKernel::cmd, &k), EINVAL);
+	EXPECT_EQ(srq.u.ring->num_entries(), 4u);
+	EXPECT_EQ(post_one(&srq.u, 5), 0);
+	EXPECT_EQ(wqe_id(*srq.u.ring, 0xfffffffe + 4), 5u);
+}
+
+TEST(SrqResize, AMismatchedProducerOrSlotSizeLosesTheSrqLoudly)
+{
+	for (int variant = 0; variant < 2; ++variant) {
+		TestRing srq(4, kRecvSlot);
+		fill_srq(srq);
+		FakeSrqKernel k;
+		k.old = srq.u.ring.get();
+		if (variant == 0)
+			k.producer_skew = -1;
+		else
+			k.wqe_size = 2 * kRecvSlot;
+		EXPECT_EQ(mroce_srq_resize(&srq.u, k.fd, FakeSrqKernel::cmd, &k), EIO) << variant;
+		EXPECT_EQ(post_one(&srq.u, 5), EIO) << variant;
+		EXPECT_EQ(mroce_srq_resize(&srq.u, k.fd, FakeSrqKernel::cmd, &k), EIO) << variant;
+		EXPECT_EQ(k.calls, 1) << variant;	// a lost SRQ sends no further command
+	}
+}
+
+TEST(SrqResize, AnUnmappableRingLosesTheSrq)
+{
+	TestRing srq(4, kRecvSlot);
+	fill_srq(srq);
+	FakeSrqKernel k;
+	k.old = srq.u.ring.get();
+	EXPECT_EQ(mroce_srq_resize(&srq.u, -1, FakeSrqKernel::cmd, &k), EBADF);
+	EXPECT_EQ(post_one(&srq.u, 5), EIO);
+}
+
 } // namespace

@@ -360,6 +360,33 @@ int mroce_cq_resize(struct mroce_uring *u, int cmd_fd, mroce_cq_resize_cmd cmd, 
 	return 0;	// fresh now holds the old ring: unmapped here
 }
 
+int mroce_srq_resize(struct mroce_uring *u, int cmd_fd, mroce_srq_resize_cmd cmd, void *arg)
+{
+	Ring &r = *u->ring;
+	// Posters wait until the switch is done: the producer index the
+	// kernel reads once is final, every WQE below it is in the old ring.
+	std::lock_guard guard(r.lock());
+	if (r.lost())
+		return EIO;
+	const uint32_t prod = r.load_producer();
+	mroce_modify_srq_resp resp{};
+	if (int err = cmd(arg, &resp))
+		return err;	// nothing changed in the kernel
+	// From here the kernel reads only the new ring.
+	auto mem = mroce::MmapMemory::map(cmd_fd, resp.mmap_offset, resp.mmap_size);
+	const int map_err = mem ? 0 : errno;
+	auto fresh = Ring::make(std::move(mem), resp.num_entries, resp.wqe_size);
+	// The kernel moved the WQEs not yet taken to the same indices: the
+	// producer index carries over, the consumer may have moved on since.
+	if (!fresh || resp.wqe_size != r.entry_size() || fresh->load_producer() != prod ||
+	    prod - fresh->load_consumer() > fresh->num_entries()) {
+		r.set_lost();
+		return map_err ? map_err : EIO;
+	}
+	r.swap_memory(*fresh);
+	return 0;	// fresh now holds the old ring: unmapped here
+}
+
 int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
 		  mroce_ah_num_fn ah_num, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
 		  unsigned int *queued)
@@ -392,6 +419,10 @@ int mroce_rq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
 {
 	Ring &r = *u->ring;
 	std::lock_guard guard(r.lock());
+	if (r.lost()) {
+		*bad_wr = wr;	// an SRQ whose resize could not be followed
+		return EIO;
+	}
 	uint32_t prod = r.load_producer();
 	const uint32_t start = prod;
 	int err = 0;

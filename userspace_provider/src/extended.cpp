@@ -215,6 +215,8 @@ public:
 	}
 
 	const ibv_wc &current() const { return wc_; }
+	uint64_t ts_raw() const { return ts_raw_; }
+	uint64_t ts_wallclock() const { return ts_wallclock_; }
 
 private:
 	int read(uint64_t *wr_id, ibv_wc_status *status)
@@ -227,6 +229,8 @@ private:
 		mroce_cqe c;
 		std::memcpy(&c, cq_.slot(cons_), sizeof(c));
 		decode_cqe(c, wc_);
+		ts_raw_ = c.ts_raw;
+		ts_wallclock_ = c.ts_wallclock;
 		have_ = true;
 		*wr_id = wc_.wr_id;
 		*status = wc_.status;
@@ -238,6 +242,8 @@ private:
 	uint32_t cons_ = 0;
 	bool have_ = false;	// wc_ is slot cons_, not yet consumed
 	ibv_wc wc_{};
+	uint64_t ts_raw_ = 0;		// of wc_
+	uint64_t ts_wallclock_ = 0;
 };
 
 } // namespace mroce
@@ -426,8 +432,12 @@ int mroce_cqx_check(const struct ibv_cq_init_attr_ex *attr)
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED)))
 		return EOPNOTSUPP;	// IGNORE_OVERRUN: the kernel reports overruns
-	// No completion timestamps (the CQE has none), CVLAN, flow tag, TM.
-	if (attr->wc_flags & ~uint64_t(IBV_WC_STANDARD_FLAGS))
+	// Timestamps are in the CQE (when the CQ asked for them); no CVLAN,
+	// flow tag, TM.
+	const uint64_t known = uint64_t(IBV_WC_STANDARD_FLAGS) |
+			       uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) |
+			       uint64_t(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+	if (attr->wc_flags & ~known)
 		return EOPNOTSUPP;
 	return 0;
 }
@@ -466,6 +476,16 @@ void mroce_cqx_end_poll(struct mroce_cqx *cqx)
 const struct ibv_wc *mroce_cqx_current(const struct mroce_cqx *cqx)
 {
 	return &cqx->poller.current();
+}
+
+uint64_t mroce_cqx_completion_ts(const struct mroce_cqx *cqx)
+{
+	return cqx->poller.ts_raw();
+}
+
+uint64_t mroce_cqx_completion_wallclock_ns(const struct mroce_cqx *cqx)
+{
+	return cqx->poller.ts_wallclock();
 }
 
 } // extern "C"

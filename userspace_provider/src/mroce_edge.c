@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct mroce_device {
 	struct verbs_device vdev;
@@ -104,6 +105,28 @@ static int mroce_query_device_ex(struct ibv_context *context,
 	if (!ret)
 		attr->orig_attr.device_cap_flags &= ~IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	return ret;
+}
+
+/*
+ * The device's raw clock is CLOCK_MONOTONIC in ns (mroce-abi.h), read here
+ * without a system call.  As mlx4 and mlx5 do, the whole count is in
+ * tv_nsec and tv_sec is 0, so tv_sec * 10^9 + tv_nsec is the count too.
+ */
+static int mroce_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values)
+{
+	struct timespec ts;
+	uint32_t filled = 0;
+
+	(void)context;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		if (clock_gettime(CLOCK_MONOTONIC, &ts))
+			return errno;
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+		filled |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
+	values->comp_mask = filled;	/* what was filled in */
+	return 0;
 }
 
 static int mroce_query_port(struct ibv_context *context, uint8_t port,
@@ -208,11 +231,17 @@ static int mroce_dereg_mr(struct verbs_mr *vmr)
 
 /* ---- CQ -------------------------------------------------------------------- */
 
-/* The kernel CQ and its ring; cq->vcq.cq is set up by the command. */
+/*
+ * The kernel CQ and its ring; cq->vcq.cq is set up by the command.  flags:
+ * enum mroce_create_cq_flags.
+ */
 static int mroce_cq_init(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
-			 int comp_vector, struct mroce_cq *cq)
+			 int comp_vector, uint32_t flags, struct mroce_cq *cq)
 {
-	struct ibv_create_cq cmd;
+	struct {
+		struct ibv_create_cq ibv;
+		struct mroce_create_cq_cmd drv;
+	} cmd;
 	struct {
 		struct ib_uverbs_create_cq_resp core;
 		struct mroce_create_cq_resp drv;
@@ -221,8 +250,10 @@ static int mroce_cq_init(struct ibv_context *context, int cqe, struct ibv_comp_c
 
 	if (cqe < 1)
 		return EINVAL;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.drv.flags = flags;
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->vcq.cq, &cmd,
+	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->vcq.cq, &cmd.ibv,
 				sizeof(cmd), &resp.core, sizeof(resp));
 	if (ret)
 		return ret;
@@ -246,7 +277,7 @@ static struct ibv_cq *mroce_create_cq(struct ibv_context *context, int cqe,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = mroce_cq_init(context, cqe, channel, comp_vector, cq);
+	ret = mroce_cq_init(context, cqe, channel, comp_vector, 0, cq);
 	if (ret) {
 		free(cq);
 		errno = ret;
@@ -288,9 +319,22 @@ MROCE_WC_READER(slid, uint32_t, slid)
 MROCE_WC_READER(sl, uint8_t, sl)
 MROCE_WC_READER(dlid_path_bits, uint8_t, dlid_path_bits)
 
+/* Both clocks in ns; the raw one ticks at hca_core_clock (1 GHz). */
+static uint64_t mroce_read_completion_ts(struct ibv_cq_ex *c)
+{
+	return mroce_cqx_completion_ts(cqx_of(c));
+}
+
+static uint64_t mroce_read_completion_wallclock_ns(struct ibv_cq_ex *c)
+{
+	return mroce_cqx_completion_wallclock_ns(cqx_of(c));
+}
+
 static struct ibv_cq_ex *mroce_create_cq_ex(struct ibv_context *context,
 					    struct ibv_cq_init_attr_ex *attr)
 {
+	const uint64_t ts_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 	struct mroce_cq *cq;
 	struct ibv_cq_ex *cx;
 	int ret = mroce_cqx_check(attr);
@@ -304,7 +348,8 @@ static struct ibv_cq_ex *mroce_create_cq_ex(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = mroce_cq_init(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector, cq);
+	ret = mroce_cq_init(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector,
+			    (attr->wc_flags & ts_flags) ? MROCE_CREATE_CQ_TIMESTAMP : 0, cq);
 	if (ret) {
 		free(cq);
 		errno = ret;
@@ -332,7 +377,11 @@ static struct ibv_cq_ex *mroce_create_cq_ex(struct ibv_context *context,
 	cx->read_slid = mroce_read_slid;
 	cx->read_sl = mroce_read_sl;
 	cx->read_dlid_path_bits = mroce_read_dlid_path_bits;
-	/* read_completion_ts and the rest stay NULL: refused by mroce_cqx_check. */
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cx->read_completion_ts = mroce_read_completion_ts;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cx->read_completion_wallclock_ns = mroce_read_completion_wallclock_ns;
+	/* read_cvlan and the rest stay NULL: refused by mroce_cqx_check. */
 	return cx;
 }
 
@@ -767,11 +816,43 @@ static struct ibv_srq *mroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_a
 	return &srq->ibsrq;
 }
 
+struct mroce_srq_modify_args {
+	struct ibv_srq *srq;
+	struct ibv_srq_attr *attr;
+	int mask;
+};
+
+/*
+ * The kernel command; resp receives the new ring's description when
+ * IBV_SRQ_MAX_WR is in the mask (MODIFY_SRQ has no response buffer: the
+ * kernel writes to resp_addr).
+ */
+static int mroce_modify_srq_cmd(void *arg, struct mroce_modify_srq_resp *resp)
+{
+	struct mroce_srq_modify_args *a = arg;
+	struct {
+		struct ibv_modify_srq ibv;
+		struct mroce_modify_srq_cmd drv;
+	} cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	if (resp)
+		cmd.drv.resp_addr = (uintptr_t)resp;
+	return ibv_cmd_modify_srq(a->srq, a->attr, a->mask, &cmd.ibv, sizeof(cmd));
+}
+
+/*
+ * IBV_SRQ_LIMIT arms the limit; IBV_SRQ_MAX_WR resizes: the kernel moves the
+ * WQEs not yet taken to a new ring and we switch to it (mroce_srq_resize()).
+ */
 static int mroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
-	struct ibv_modify_srq cmd;
+	struct mroce_srq_modify_args a = { .srq = srq, .attr = attr, .mask = mask };
 
-	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+	if (!(mask & IBV_SRQ_MAX_WR))
+		return mroce_modify_srq_cmd(&a, NULL);
+	return mroce_srq_resize(to_msrq(srq)->ring, srq->context->cmd_fd, mroce_modify_srq_cmd,
+				&a);
 }
 
 static int mroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
@@ -849,6 +930,7 @@ static void mroce_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops mroce_ctx_ops = {
 	.query_device_ex = mroce_query_device_ex,
+	.query_rt_values = mroce_query_rt_values,
 	.query_port = mroce_query_port,
 	.alloc_pd = mroce_alloc_pd,
 	.dealloc_pd = mroce_dealloc_pd,

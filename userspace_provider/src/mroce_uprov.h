@@ -58,6 +58,23 @@ typedef int (*mroce_cq_resize_cmd)(void *arg, struct mroce_resize_cq_resp *resp)
 int mroce_cq_resize(struct mroce_uring *cq, int cmd_fd, mroce_cq_resize_cmd cmd, void *arg);
 
 /*
+ * Runs the kernel's MODIFY_SRQ with IBV_SRQ_MAX_WR (the edge's
+ * ibv_cmd_modify_srq), the kernel writing the description of the new ring
+ * to *resp: 0 or an errno.
+ */
+typedef int (*mroce_srq_resize_cmd)(void *arg, struct mroce_modify_srq_resp *resp);
+
+/*
+ * ibv_modify_srq(IBV_SRQ_MAX_WR) on the SRQ ring srq: holds the ring's lock
+ * (posters wait), runs cmd(arg), maps the new ring the kernel describes
+ * and switches to it, the producer index carried over; the old ring is
+ * unmapped.  0 or an errno: cmd's (nothing changed), or, when the new ring
+ * cannot be mapped or does not match, that of the mmap or EIO -- the kernel
+ * already switched, so the SRQ is lost and posting to it fails with EIO.
+ */
+int mroce_srq_resize(struct mroce_uring *srq, int cmd_fd, mroce_srq_resize_cmd cmd, void *arg);
+
+/*
  * Write the WR list into the send/receive ring; ibv_post_* semantics
  * (0 or an errno, *bad_wr the first WR not queued).  *queued counts the
  * WQEs made visible to the kernel.
@@ -124,9 +141,9 @@ void mroce_sqx_set_inline_data_list(struct mroce_sqx *sqx, size_t num_buf,
 				    const struct ibv_data_buf *buf_list);
 
 /*
- * ibv_create_cq_ex attributes mroce can honour: 0 or EOPNOTSUPP (completion
- * timestamps, CVLAN, flow tag, TM info, parent domains, IGNORE_OVERRUN,
- * unknown comp_mask bits).
+ * ibv_create_cq_ex attributes mroce can honour: 0 or EOPNOTSUPP (CVLAN,
+ * flow tag, TM info, parent domains, IGNORE_OVERRUN, unknown comp_mask
+ * bits).  Completion timestamps (raw and wallclock) are honoured.
  */
 int mroce_cqx_check(const struct ibv_cq_init_attr_ex *attr);
 
@@ -146,6 +163,9 @@ int mroce_cqx_next_poll(struct mroce_cqx *cqx, uint64_t *wr_id, enum ibv_wc_stat
 void mroce_cqx_end_poll(struct mroce_cqx *cqx);
 /* The current completion, decoded as ibv_poll_cq would (for the read_* ops). */
 const struct ibv_wc *mroce_cqx_current(const struct mroce_cqx *cqx);
+/* Its timestamps (struct mroce_cqe ts_raw, ts_wallclock): ns, 0 when not stamped. */
+uint64_t mroce_cqx_completion_ts(const struct mroce_cqx *cqx);
+uint64_t mroce_cqx_completion_wallclock_ns(const struct mroce_cqx *cqx);
 
 #ifdef __cplusplus
 }

@@ -128,7 +128,8 @@ struct verbs_context_ops {
 			  struct ibv_port_attr *port_attr);
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 			struct ibv_qp_init_attr *init_attr);
-	mroce_unset_op query_qp_data_in_order, query_rt_values;
+	mroce_unset_op query_qp_data_in_order;
+	int (*query_rt_values)(struct ibv_context *context, struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 	mroce_unset_op read_counters, reg_dm_mr, reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
@@ -185,6 +186,8 @@ static_assert(offsetof(struct verbs_context_ops, poll_cq) == 53 * sizeof(void *)
 static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 16 * sizeof(void *),
 	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, create_qp_ex) == 20 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, query_rt_values) == 63 * sizeof(void *),
 	      "verbs_context_ops order");
 static_assert(sizeof(struct verbs_context) == 648, "verbs_context layout");
 

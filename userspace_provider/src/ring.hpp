@@ -63,15 +63,15 @@ public:
 	// Serializes posters (or pollers) of this ring within the process.
 	std::mutex &lock() { return lock_; }
 
-	// A resized CQ: takes fresh's memory and geometry and gives fresh
+	// A resized CQ or SRQ: takes fresh's memory and geometry and gives fresh
 	// this ring's, so that destroying fresh unmaps the old memory.  The
 	// Ring object, its lock and every reference to it stay.  The caller
 	// holds lock().
 	void swap_memory(Ring &fresh) noexcept;
 
 	// The kernel moved the ring to memory this process could not map:
-	// the ring here is stale, polling fails with EIO from now on.  Under
-	// lock().
+	// the ring here is stale, polling (CQ) or posting (SRQ) fails with
+	// EIO from now on.  Under lock().
 	void set_lost() { lost_ = true; }
 	bool lost() const { return lost_; }
 

@@ -9,13 +9,17 @@
  * Versioning: MROCE_UVERBS_ABI_VERSION is the ib_device's uverbs_abi_ver.
  * Any incompatible change to a structure or to a ring protocol bumps it;
  * the provider refuses kernels outside its supported range.
+ *
+ * Version 2: completion timestamps in struct mroce_cqe (ts_raw,
+ * ts_wallclock, formerly reserved) with struct mroce_create_cq_cmd to ask
+ * for them, and SRQ resize (struct mroce_modify_srq_cmd/_resp).
  */
 #ifndef MROCE_ABI_USER_H
 #define MROCE_ABI_USER_H
 
 #include <linux/types.h>
 
-#define MROCE_UVERBS_ABI_VERSION	1
+#define MROCE_UVERBS_ABI_VERSION	2
 
 /*
  * Read-only sysfs attribute of every mroce ib_device:
@@ -98,8 +102,22 @@ struct mroce_cqe {
 	__u8 dlid_path_bits;
 	__u8 port_num;
 	__u8 network_hdr_type;	/* UD: MROCE_NET_IPV4/6, else 0 */
-	__u32 rsvd1[4];
+	/*
+	 * When the completion was generated (the kernel wrote the CQE), on a
+	 * CQ created with MROCE_CREATE_CQ_TIMESTAMP; 0 on other CQs.
+	 * ts_raw: CLOCK_MONOTONIC in ns, the device's raw clock (hca_core_clock
+	 * MROCE_HCA_CORE_CLOCK_KHZ); ts_wallclock: CLOCK_REALTIME in ns.  Both
+	 * are read under the CQ's lock, so ts_raw never decreases along a CQ.
+	 */
+	__aligned_u64 ts_raw;
+	__aligned_u64 ts_wallclock;
 };
+
+/*
+ * The device's raw clock (ts_raw, ibv_query_rt_values_ex) is the kernel's
+ * CLOCK_MONOTONIC in nanoseconds: a 1 GHz clock, hca_core_clock in kHz.
+ */
+#define MROCE_HCA_CORE_CLOCK_KHZ	1000000
 
 /* network_hdr_type of a UD receive completion (enum rdma_network_type). */
 #define MROCE_NET_IPV4			2
@@ -182,6 +200,21 @@ struct mroce_alloc_ucontext_resp {
 	__u32 max_inline_data;
 };
 
+/*
+ * Request of ibv_create_cq (driver part, optional: a request without it
+ * asks for no flag).  Unknown flags fail with EOPNOTSUPP, a nonzero rsvd
+ * with EINVAL.  The uverbs flag IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
+ * (ioctl CQ creation) is accepted as a synonym of MROCE_CREATE_CQ_TIMESTAMP.
+ */
+enum mroce_create_cq_flags {
+	MROCE_CREATE_CQ_TIMESTAMP	= 1 << 0,	/* fill ts_raw, ts_wallclock */
+};
+
+struct mroce_create_cq_cmd {
+	__u32 flags;		/* enum mroce_create_cq_flags */
+	__u32 rsvd;
+};
+
 /* Response of ibv_create_cq (driver part). */
 struct mroce_create_cq_resp {
 	__aligned_u64 mmap_offset;	/* pass to mmap() on the cmd fd */
@@ -232,6 +265,40 @@ struct mroce_create_srq_resp {
 	__aligned_u64 mmap_size;
 	__u32 num_entries;
 	__u32 wqe_size;
+};
+
+/*
+ * Request of ibv_modify_srq (driver part).  MODIFY_SRQ has no response
+ * buffer, so a resize (IB_SRQ_MAX_WR on a user SRQ) names, in resp_addr,
+ * process memory the kernel writes struct mroce_modify_srq_resp to; the
+ * driver part is required then and resp_addr must be nonzero.  Without
+ * IB_SRQ_MAX_WR the driver part may be absent and resp_addr is ignored.
+ *
+ * A resize allocates a new ring of max_wr slots rounded up to a power of
+ * two, with the same wqe_size, writes its description to resp_addr, then
+ * -- under the SRQ's lock, so no WQE is taken meanwhile -- moves the WQEs
+ * posted and not yet taken (between the kernel's consumer index and the
+ * producer index read once from the old ring) to the same free-running
+ * indices of the new ring, whose control block starts with both indices.
+ * From then on the kernel reads only the new ring; WQEs the process
+ * writes to the old ring afterwards are never seen.  The old ring's mmap
+ * offset is withdrawn as for ibv_resize_cq.
+ *
+ * EINVAL: max_wr 0 or above max_srq_wr, max_wr below the number of WQEs
+ * posted and not taken, max_wr below an armed limit (or the srq_limit of
+ * the same call), a producer index that claims more than the old ring
+ * holds, or a missing resp_addr.  EFAULT: resp_addr not writable.  The
+ * SRQ is unchanged on error.
+ */
+struct mroce_modify_srq_cmd {
+	__aligned_u64 resp_addr;	/* struct mroce_modify_srq_resp * */
+};
+
+struct mroce_modify_srq_resp {
+	__aligned_u64 mmap_offset;	/* of the new ring, for mmap() */
+	__aligned_u64 mmap_size;
+	__u32 num_entries;
+	__u32 wqe_size;			/* unchanged */
 };
 
 /* Response of ibv_create_ah (driver part). */

@@ -5,7 +5,8 @@
  * kmalloc'ed memory (alloc_mr, ib_dma_map_sg, ib_map_mr_sg, IB_WR_REG_MR),
  * remote WRITE and READ through the fast-register rkey, IB_WR_LOCAL_INV,
  * IB_WR_SEND_WITH_INV and the errors that follow invalidation; ib_resize_cq
- * with completions left in the CQ.
+ * with completions left in the CQ; ib_modify_srq(IB_SRQ_MAX_WR) with
+ * receives posted.
  *
  *   insmod mroce_ktest.ko dev=mroce0
  *
@@ -465,6 +466,150 @@ static void kt_resize(struct kt *t)
 	kt_result(t, ok, "ib_resize_cq to 0 or max_cqe + 1: -EINVAL, CQ unchanged");
 }
 
+/* One receive of KT_SEND_LEN bytes into rbuf posted to an SRQ. */
+static int kt_post_srq_recv(struct kt *t, struct ib_srq *srq, u64 wr_id)
+{
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr = { };
+	struct ib_sge sge;
+
+	sge.addr = t->rbuf_dma;
+	sge.length = KT_SEND_LEN;
+	sge.lkey = t->pd->local_dma_lkey;
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ib_post_srq_recv(srq, &wr, &bad);
+}
+
+/* SENDs wr_id first..last from qp; their completions on cq. */
+static bool kt_srq_send(struct kt *t, struct ib_qp *qp, struct ib_cq *cq,
+			int first, int last)
+{
+	const struct ib_send_wr *bad;
+	struct ib_send_wr wr = { };
+	struct ib_sge sge;
+	struct ib_wc wc;
+	int i;
+
+	sge.addr = t->src_dma;
+	sge.length = KT_SEND_LEN;
+	sge.lkey = t->pd->local_dma_lkey;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	for (i = first; i <= last; i++) {
+		wr.wr_id = i;
+		if (ib_post_send(qp, &wr, &bad))
+			return false;
+	}
+	for (i = first; i <= last; i++)
+		if (kt_poll(t, cq, &wc) || wc.status != IB_WC_SUCCESS ||
+		    wc.wr_id != i)
+			return false;
+	return true;
+}
+
+/* Receive completions wr_id first..last, in order, on cq. */
+static bool kt_srq_recvs(struct kt *t, struct ib_cq *cq, int first, int last)
+{
+	struct ib_wc wc = { };
+	int i;
+
+	for (i = first; i <= last; i++)
+		if (kt_poll(t, cq, &wc) || wc.status != IB_WC_SUCCESS ||
+		    wc.opcode != IB_WC_RECV || wc.wr_id != i) {
+			pr_info("# SRQ receive %d: wr_id %llu status %d\n", i,
+				wc.wr_id, wc.status);
+			return false;
+		}
+	return ib_poll_cq(cq, 1, &wc) == 0;
+}
+
+/*
+ * ib_modify_srq(IB_SRQ_MAX_WR) on a kernel SRQ: grown with receives
+ * posted, refused below them, the receives then consumed in order.
+ */
+static void kt_srq_resize(struct kt *t)
+{
+	struct ib_srq_init_attr si = { };
+	struct ib_qp_init_attr ia = { };
+	struct ib_srq_attr sa = { };
+	struct ib_cq *cq[2] = { };
+	struct ib_qp *qp[2] = { };
+	struct ib_srq *srq;
+	bool ok;
+	int i;
+
+	si.srq_type = IB_SRQT_BASIC;
+	si.attr.max_wr = 8;
+	si.attr.max_sge = 1;
+	srq = ib_create_srq(t->pd, &si);
+	ok = !IS_ERR(srq);
+	for (i = 0; ok && i < 2; i++) {
+		cq[i] = ib_alloc_cq(t->ibdev, NULL, 64, 0, IB_POLL_DIRECT);
+		ok = !IS_ERR(cq[i]);
+		if (!ok)
+			cq[i] = NULL;
+		memset(&ia, 0, sizeof(ia));
+		ia.qp_type = IB_QPT_RC;
+		ia.send_cq = cq[i];
+		ia.recv_cq = cq[i];
+		ia.srq = i ? srq : NULL;
+		ia.sq_sig_type = IB_SIGNAL_ALL_WR;
+		ia.cap.max_send_wr = 32;
+		ia.cap.max_recv_wr = i ? 0 : 4;
+		ia.cap.max_send_sge = 1;
+		ia.cap.max_recv_sge = i ? 0 : 1;
+		if (ok) {
+			qp[i] = ib_create_qp(t->pd, &ia);
+			ok = !IS_ERR(qp[i]);
+			if (!ok)
+				qp[i] = NULL;
+		}
+	}
+	ok = ok && !kt_qp_connect(t, qp[0], qp[1]->qp_num) &&
+	     !kt_qp_connect(t, qp[1], qp[0]->qp_num);
+	kt_result(t, ok, "ib_create_srq of 8, an RC QP on it, connected");
+	for (i = 1; ok && i <= 8; i++)
+		ok = !kt_post_srq_recv(t, srq, 100 + i);
+	ok = ok && kt_post_srq_recv(t, srq, 109) == -ENOMEM;
+	kt_result(t, ok, "8 receives fill the SRQ, a 9th is -ENOMEM");
+	ok = ok && kt_srq_send(t, qp[0], cq[0], 1, 3) &&
+	     kt_srq_recvs(t, cq[1], 101, 103);
+	kt_result(t, ok, "3 SENDs take receives 101..103");
+	sa.max_wr = 32;
+	ok = ok && !ib_modify_srq(srq, &sa, IB_SRQ_MAX_WR) &&
+	     !ib_query_srq(srq, &sa) && sa.max_wr == 32;
+	kt_result(t, ok, "ib_modify_srq to 32 with 5 receives posted");
+	for (i = 9; ok && i <= 20; i++)
+		ok = !kt_post_srq_recv(t, srq, 100 + i);
+	kt_result(t, ok, "12 more receives posted after it");
+	sa.max_wr = 16;
+	ok = ok && ib_modify_srq(srq, &sa, IB_SRQ_MAX_WR) == -EINVAL &&
+	     !ib_query_srq(srq, &sa) && sa.max_wr == 32;
+	sa.max_wr = 0;
+	ok = ok && ib_modify_srq(srq, &sa, IB_SRQ_MAX_WR) == -EINVAL;
+	kt_result(t, ok, "ib_modify_srq to 16 with 17 posted, or to 0: -EINVAL");
+	sa.max_wr = 17;
+	ok = ok && !ib_modify_srq(srq, &sa, IB_SRQ_MAX_WR) &&
+	     !ib_query_srq(srq, &sa) && sa.max_wr == 32;
+	kt_result(t, ok, "ib_modify_srq to 17 with 17 posted: max_wr 32");
+	ok = ok && kt_srq_send(t, qp[0], cq[0], 4, 20) &&
+	     kt_srq_recvs(t, cq[1], 104, 120);
+	kt_result(t, ok, "17 SENDs take receives 104..120 once, in order");
+
+	for (i = 0; i < 2; i++)
+		if (qp[i])
+			ib_destroy_qp(qp[i]);
+	for (i = 0; i < 2; i++)
+		if (cq[i])
+			ib_free_cq(cq[i]);
+	if (!IS_ERR(srq))
+		ib_destroy_srq(srq);
+}
+
 static int kt_find_gid(struct kt *t)
 {
 	union ib_gid gid;
@@ -694,6 +839,7 @@ static void kt_run(struct kt *t)
 	kt_result(t, ok, "SEND_WITH_INV of an unknown key variant fails (IB_WC_REM_INV_REQ_ERR)");
 
 	kt_resize(t);
+	kt_srq_resize(t);
 
 	/*
 	 * ib_drain_qp(), as every ULP does at teardown: error state, then a
@@ -743,5 +889,5 @@ static void __exit kt_exit(void)
 
 module_init(kt_init);
 module_exit(kt_exit);
-MODULE_DESCRIPTION("mroce kernel verbs self-test (fast-register regions, CQ resize)");
+MODULE_DESCRIPTION("mroce kernel verbs self-test (fast-register regions, CQ and SRQ resize)");
 MODULE_LICENSE("Dual BSD/GPL");

@@ -344,17 +344,22 @@ struct mroce_cq {
 	u32 notify;			/* IB_CQ_SOLICITED / NEXT_COMP armed */
 	bool overflow;			/* a CQE was lost: CQ in error */
 	bool user;
+	bool timestamp;			/* stamp CQEs (set at create only) */
 };
 
 /*
  * Shared receive queue: a ring of receive WQEs that QPs take from, in
  * order, when a message needs a receive buffer.  lock serialises the
- * takers (datapath, any context, inside a QP's lock) and modify_srq; the
- * producer index is the provider's (user SRQs) or post_srq_recv's.
+ * takers (datapath, any context, inside a QP's lock), post_srq_recv and
+ * modify_srq, and protects ring, seen and limit; the producer index is the
+ * provider's (user SRQs) or post_srq_recv's.  resize_lock (process
+ * context) serialises modify_srq calls, which uverbs may run in parallel;
+ * ring changes under both.
  */
 struct mroce_srq {
 	struct ib_srq ibsrq;
 	spinlock_t lock;
+	struct mutex resize_lock;
 	struct mroce_ring ring;
 	u32 seen;			/* WQEs taken (published consumer) */
 	u32 limit;			/* armed limit, 0 when not armed */

@@ -7,11 +7,40 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/ktime.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "mroce.h"
 
 static_assert(sizeof(struct mroce_cqe) == 64);
+
+/*
+ * The optional driver part of a user CREATE_CQ: 0 with *flags, or
+ * -EOPNOTSUPP for flags (or a longer request) this kernel does not know,
+ * -EINVAL for a nonzero reserved field.
+ */
+static int mroce_create_cq_flags(struct ib_udata *udata, u32 *flags)
+{
+	struct mroce_create_cq_cmd cmd = { };
+	size_t len;
+
+	*flags = 0;
+	if (!udata || !udata->inlen)
+		return 0;
+	len = min_t(size_t, udata->inlen, sizeof(cmd));
+	if (udata->inlen > sizeof(cmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(cmd),
+				 udata->inlen - sizeof(cmd)))
+		return -EOPNOTSUPP;
+	if (ib_copy_from_udata(&cmd, udata, len))
+		return -EFAULT;
+	if (cmd.flags & ~MROCE_CREATE_CQ_TIMESTAMP)
+		return -EOPNOTSUPP;
+	if (cmd.rsvd)
+		return -EINVAL;
+	*flags = cmd.flags;
+	return 0;
+}
 
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata)
@@ -20,10 +49,21 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct mroce_cq *cq = to_mcq(ibcq);
 	struct mroce_create_cq_resp resp = { };
 	struct mroce_ucontext *uctx;
+	u32 flags;
 	int err;
 
-	if (attr->flags)
+	/*
+	 * Completion timestamps reach only user CQs (struct ib_wc has no
+	 * field for them); the uverbs flag and ours are the same request.
+	 */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION ||
+	    (attr->flags && !udata))
 		return -EOPNOTSUPP;
+	err = mroce_create_cq_flags(udata, &flags);
+	if (err)
+		return err;
+	if (attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
+		flags |= MROCE_CREATE_CQ_TIMESTAMP;
 	if (attr->cqe < 1 || attr->cqe > MROCE_MAX_CQE)
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
@@ -36,6 +76,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	spin_lock_init(&cq->lock);
 	mutex_init(&cq->resize_lock);
 	cq->user = !!udata;
+	cq->timestamp = !!(flags & MROCE_CREATE_CQ_TIMESTAMP);
 	err = mroce_ring_alloc(mdev, &cq->ring, attr->cqe,
 			       sizeof(struct mroce_cqe),
 			       uctx ? &uctx->ibuc : NULL);
@@ -233,11 +274,16 @@ static void mroce_cqe_to_wc(struct mroce_dev *mdev,
  * trusted as far as the ring size.  A full ring loses the CQE and puts
  * the CQ in error (IB_EVENT_CQ_ERR, raised by mroce_dp_finish()).  When
  * the CQ is armed for this completion, its handler is left in dp.
+ *
+ * The timestamps are this function's, not the caller's: the clocks are
+ * read under the CQ lock, so ts_raw follows the ring order, and a CQ
+ * without timestamps gets zeroes.
  */
 void mroce_cq_push(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		   bool solicited, struct mroce_dp *dp)
 {
 	struct mroce_ring *ring = &cq->ring;
+	struct mroce_cqe *slot;
 	unsigned long flags;
 	bool fire = false;
 	u32 cons;
@@ -258,9 +304,15 @@ void mroce_cq_push(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 			}
 		goto out;
 	}
-	memcpy(ring->buf + MROCE_RING_CTL_SIZE +
-	       (size_t)(cq->prod & (ring->num_entries - 1)) * ring->entry_size,
-	       cqe, sizeof(*cqe));
+	slot = mroce_cq_slot(ring, cq->prod);
+	memcpy(slot, cqe, sizeof(*cqe));
+	if (cq->timestamp) {
+		slot->ts_raw = ktime_get_ns();
+		slot->ts_wallclock = ktime_get_real_ns();
+	} else {
+		slot->ts_raw = 0;
+		slot->ts_wallclock = 0;
+	}
 	cq->prod++;
 	/* The CQE is visible before the index that publishes it. */
 	smp_store_release(&ring->ctl->producer, cq->prod);

@@ -87,6 +87,9 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->max_ah = MROCE_MAX_AH;
 	attr->max_pkeys = MROCE_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = 15;
+	/* Completion timestamps: CLOCK_MONOTONIC ns, 64 bits (mroce-abi.h). */
+	attr->timestamp_mask = U64_MAX;
+	attr->hca_core_clock = MROCE_HCA_CORE_CLOCK_KHZ;
 	return 0;
 }
 

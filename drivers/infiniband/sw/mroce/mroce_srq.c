@@ -5,8 +5,10 @@
  * in order as messages that need a receive buffer arrive, copies each into
  * its own bind table (mroce_rc.c, mroce_ud.c) and so releases the ring slot
  * at once; the consumer index published to the provider counts the WQEs
- * taken.  When fewer than the armed limit remain, the SRQ raises
- * IB_EVENT_SRQ_LIMIT_REACHED once and disarms (IBA 11.2.5.3).
+ * taken.  When a take leaves fewer WQEs than the armed limit, the SRQ
+ * raises IB_EVENT_SRQ_LIMIT_REACHED once and disarms (IBA 11.2.5.3); arming
+ * a limit above the current count raises nothing until the next take.
+ * modify_srq with IB_SRQ_MAX_WR moves the posted WQEs to a new ring.
  *
  * Context: verbs entry points in process context; mroce_srq_take() and
  * kernel post_srq_recv in any context (srq->lock, interrupts disabled).
@@ -14,6 +16,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/uaccess.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "mroce.h"
@@ -47,13 +50,16 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
 	spin_lock_init(&srq->lock);
+	mutex_init(&srq->resize_lock);
 	srq->user = !!udata;
 	srq->max_sge = max_t(u32, attr->max_sge, 1);
 	err = mroce_ring_alloc(mdev, &srq->ring, attr->max_wr,
 			       mroce_srq_wqe_size(attr->max_sge),
 			       uctx ? &uctx->ibuc : NULL);
-	if (err)
+	if (err) {
+		mutex_destroy(&srq->resize_lock);
 		return err;
+	}
 	attr->max_wr = srq->ring.num_entries;
 	attr->max_sge = srq->max_sge;
 	if (udata) {
@@ -64,6 +70,7 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err) {
 			mroce_ring_free(mdev, &srq->ring);
+			mutex_destroy(&srq->resize_lock);
 			return err;
 		}
 	}
@@ -71,32 +78,172 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	return 0;
 }
 
+static void *mroce_srq_slot(const struct mroce_ring *ring, u32 index)
+{
+	return ring->buf + MROCE_RING_CTL_SIZE +
+	       (size_t)(index & (ring->num_entries - 1)) * ring->entry_size;
+}
+
+/*
+ * The driver part of a user MODIFY_SRQ (mroce-abi.h): 0 with *cmd (zeroed
+ * when absent), -EOPNOTSUPP for a longer request this kernel does not know.
+ */
+static int mroce_modify_srq_cmd(struct ib_udata *udata,
+				struct mroce_modify_srq_cmd *cmd)
+{
+	size_t len;
+
+	memset(cmd, 0, sizeof(*cmd));
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen > sizeof(*cmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(*cmd),
+				 udata->inlen - sizeof(*cmd)))
+		return -EOPNOTSUPP;
+	len = min_t(size_t, udata->inlen, sizeof(*cmd));
+	if (ib_copy_from_udata(cmd, udata, len))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Move the WQEs posted and not yet taken to new (same entry size) and make
+ * it the SRQ's ring; the old ring is left in *old for the caller to free.
+ * srq->lock held.  The producer index of a user SRQ is read once and only
+ * trusted as far as the old ring's size; the WQE bytes are copied verbatim,
+ * mroce_srq_take() validates them as it does in any ring.  -EINVAL when the
+ * WQEs do not fit in max_wr (the requested size) or the index is bad.
+ */
+static int mroce_srq_swap_ring(struct mroce_dev *mdev, struct mroce_srq *srq,
+			       struct mroce_ring *new, u32 max_wr,
+			       struct mroce_ring *old)
+{
+	u32 prod, used, i;
+
+	/* Pairs with the provider's release: WQEs before the index. */
+	prod = srq->user ? smp_load_acquire(&srq->ring.ctl->producer) :
+			   srq->ring.ctl->producer;
+	used = prod - srq->seen;
+	if (used > srq->ring.num_entries) {
+		atomic64_inc(&mdev->stats.ring_bad_index);
+		ibdev_warn_ratelimited(&mdev->ibdev,
+				       "SRQ resize: producer %u outside [%u, %u]\n",
+				       prod, srq->seen,
+				       srq->seen + srq->ring.num_entries);
+		return -EINVAL;
+	}
+	if (used > max_wr)
+		return -EINVAL;
+	/* used <= max_wr <= new->num_entries: no slot of new written twice. */
+	for (i = 0; i < used; i++)
+		memcpy(mroce_srq_slot(new, srq->seen + i),
+		       mroce_srq_slot(&srq->ring, srq->seen + i),
+		       new->entry_size);
+	new->ctl->consumer = srq->seen;
+	/* The WQEs are in place before the index that covers them. */
+	smp_store_release(&new->ctl->producer, prod);
+	*old = srq->ring;
+	srq->ring = *new;
+	memset(new, 0, sizeof(*new));
+	return 0;
+}
+
+/*
+ * IB_SRQ_LIMIT arms the limit (0 disarms); IB_SRQ_MAX_WR resizes: a user
+ * SRQ as mroce-abi.h describes (struct mroce_modify_srq_cmd), a kernel SRQ
+ * the same way without the mmap part.  Both in one call: the limit is
+ * checked against the new size and applied with it.  Process context.
+ *
+ * -EINVAL: an unknown mask bit, max_wr 0 or above MROCE_MAX_QP_WR, a limit
+ * above the (new) max_wr, a shrink below the WQEs posted and not taken or
+ * below an armed limit, a bad producer index (ring_bad_index), or a user
+ * resize without resp_addr; -EFAULT when resp_addr cannot be written.
+ * The SRQ is unchanged on error.
+ */
 int mroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
+	struct mroce_dev *mdev = to_mdev(ibsrq->device);
 	struct mroce_srq *srq = to_msrq(ibsrq);
+	struct mroce_modify_srq_resp resp = { };
+	struct mroce_modify_srq_cmd cmd;
+	struct mroce_ucontext *uctx;
+	struct mroce_ring new = { }, old = { };
+	bool resize = mask & IB_SRQ_MAX_WR;
 	unsigned long flags;
+	u32 limit;
+	int err;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;	/* no resize */
-	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > srq->ring.num_entries)
+	if (!!udata != srq->user)
 		return -EINVAL;
+	err = mroce_modify_srq_cmd(udata, &cmd);
+	if (err)
+		return err;
+	if (resize) {
+		if (!attr->max_wr || attr->max_wr > MROCE_MAX_QP_WR)
+			return -EINVAL;
+		if (udata && (udata->inlen < sizeof(cmd) || !cmd.resp_addr))
+			return -EINVAL;
+		if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > attr->max_wr)
+			return -EINVAL;
+	}
+	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
+
+	mutex_lock(&srq->resize_lock);
+	if (resize) {
+		err = mroce_ring_alloc(mdev, &new, attr->max_wr,
+				       srq->ring.entry_size,
+				       uctx ? &uctx->ibuc : NULL);
+		if (err)
+			goto out_unlock;
+		if (udata) {
+			resp.mmap_offset = mroce_ring_mmap_offset(&new);
+			resp.mmap_size = mroce_ring_mmap_size(&new);
+			resp.num_entries = new.num_entries;
+			resp.wqe_size = new.entry_size;
+			if (copy_to_user(u64_to_user_ptr(cmd.resp_addr), &resp,
+					 sizeof(resp))) {
+				err = -EFAULT;
+				goto out_free;
+			}
+		}
+	}
+
 	spin_lock_irqsave(&srq->lock, flags);
-	if (mask & IB_SRQ_LIMIT)
-		srq->limit = attr->srq_limit;
+	limit = (mask & IB_SRQ_LIMIT) ? attr->srq_limit : srq->limit;
+	if (limit > (resize ? attr->max_wr : srq->ring.num_entries)) {
+		err = -EINVAL;
+		goto out_spin;
+	}
+	if (resize) {
+		err = mroce_srq_swap_ring(mdev, srq, &new, attr->max_wr, &old);
+		if (err)
+			goto out_spin;
+	}
+	srq->limit = limit;
+out_spin:
 	spin_unlock_irqrestore(&srq->lock, flags);
-	return 0;
+	/* The old ring after a resize, the unused new one on error. */
+	mroce_ring_free(mdev, &old);
+out_free:
+	mroce_ring_free(mdev, &new);
+out_unlock:
+	mutex_unlock(&srq->resize_lock);
+	return err;
 }
 
 int mroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct mroce_srq *srq = to_msrq(ibsrq);
+	unsigned long flags;
 
+	spin_lock_irqsave(&srq->lock, flags);
 	attr->max_wr = srq->ring.num_entries;
 	attr->max_sge = srq->max_sge;
-	attr->srq_limit = READ_ONCE(srq->limit);
+	attr->srq_limit = srq->limit;
+	spin_unlock_irqrestore(&srq->lock, flags);
 	return 0;
 }
 
@@ -107,6 +254,7 @@ int mroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct mroce_srq *srq = to_msrq(ibsrq);
 
 	mroce_ring_free(mdev, &srq->ring);
+	mutex_destroy(&srq->resize_lock);
 	mroce_obj_dec(mdev, MROCE_OBJ_SRQ, srq->user);
 	return 0;
 }
