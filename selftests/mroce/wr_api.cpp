@@ -362,7 +362,8 @@ void test_create_errors(Side &a)
 		{"ibv_create_qp_ex with LOCAL_INV is EOPNOTSUPP", IBV_QP_EX_WITH_LOCAL_INV,
 		 IBV_QPT_RC},
 		{"ibv_create_qp_ex with TSO is EOPNOTSUPP", IBV_QP_EX_WITH_TSO, IBV_QPT_RC},
-		{"ibv_create_qp_ex UD with SEND is EOPNOTSUPP", IBV_QP_EX_WITH_SEND, IBV_QPT_UD},
+		{"ibv_create_qp_ex UD with RDMA_WRITE is EOPNOTSUPP",
+		 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE, IBV_QPT_UD},
 	};
 	for (const auto &c : bad) {
 		auto attr = qp_attr(a, c.ops);
@@ -708,6 +709,112 @@ void test_batches(Side &a, Side &b)
 		    "rc " + std::to_string(rc) + "; A: " + describe(sa) + "; B: " + describe(rb));
 }
 
+struct AhFree { void operator()(ibv_ah *h) const { ibv_destroy_ah(h); } };
+
+// UD through ibv_wr_*: a UD QP of A created by ibv_create_qp_ex with SEND
+// and SEND_WITH_IMM sends to a UD QP of B with wr_set_ud_addr (before or
+// after the data), inline data and no data; a WR without an address fails.
+void test_ud(Side &a, Side &b)
+{
+	constexpr uint32_t kQkey = 0x11112222, kGrh = 40;
+	auto attr = qp_attr(a, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
+	attr.qp_type = IBV_QPT_UD;
+	Qp ua(ibv_create_qp_ex(a.ctx.get(), &attr));
+	ibv_qp_init_attr ib{};
+	ib.send_cq = ib.recv_cq = b.cq.get();
+	ib.qp_type = IBV_QPT_UD;
+	ib.cap.max_send_wr = ib.cap.max_recv_wr = kDepth;
+	ib.cap.max_send_sge = ib.cap.max_recv_sge = 1;
+	Qp ub(ibv_create_qp(b.pd.get(), &ib));
+	ibv_qp_ex *qx = ua ? ibv_qp_to_qp_ex(ua.get()) : nullptr;
+	if (!ktap.result(ua && ub && qx, "UD: ibv_create_qp_ex with SEND and SEND_WITH_IMM",
+			 errstr(errno)))
+		return;
+	for (ibv_qp *q : {ua.get(), ub.get()}) {
+		ibv_qp_attr m{};
+		m.qp_state = IBV_QPS_INIT;
+		m.port_num = 1;
+		m.qkey = kQkey;
+		int rc = ibv_modify_qp(q, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_QKEY);
+		m = {};
+		m.qp_state = IBV_QPS_RTR;
+		rc = rc ? rc : ibv_modify_qp(q, &m, IBV_QP_STATE);
+		m.qp_state = IBV_QPS_RTS;
+		rc = rc ? rc : ibv_modify_qp(q, &m, IBV_QP_STATE | IBV_QP_SQ_PSN);
+		if (!ktap.result(rc == 0, "UD: INIT, RTR, RTS", errstr(rc)))
+			return;
+	}
+	ibv_ah_attr ah_attr{};
+	ah_attr.is_global = 1;
+	ah_attr.grh.dgid = b.gid;
+	ah_attr.grh.sgid_index = uint8_t(a.gid_index);
+	ah_attr.grh.hop_limit = 64;
+	ah_attr.port_num = 1;
+	std::unique_ptr<ibv_ah, AhFree> ah(ibv_create_ah(a.pd.get(), &ah_attr));
+	if (!ktap.result(bool(ah), "UD: ibv_create_ah", errstr(errno)))
+		return;
+	drain(a.any_cq());
+	drain(b.cq.get());
+	constexpr size_t kRecv = 0x8000, kSlot = 512;
+	std::memset(b.at(kRecv), 0, 3 * kSlot);
+	for (uint64_t i = 0; i < 3; ++i) {
+		ibv_sge sge{b.addr(kRecv + i * kSlot), kSlot, b.mr->lkey};
+		ibv_recv_wr wr{};
+		wr.wr_id = 200 + i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		ibv_recv_wr *bad;
+		if (!ktap.result(ibv_post_recv(ub.get(), &wr, &bad) == 0, "UD: ibv_post_recv"))
+			return;
+	}
+	fill(a.at(0x100), 300, 91);
+	char text[] = "UD inline through ibv_wr_set_inline_data";
+	ibv_wr_start(qx);
+	qx->wr_id = 61;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, ah.get(), ub->qp_num, kQkey);		// address, then data
+	ibv_wr_set_sge(qx, a.mr->lkey, a.addr(0x100), 300);
+	qx->wr_id = 62;
+	ibv_wr_send_imm(qx, htobe32(0x5eed));
+	ibv_wr_set_inline_data(qx, text, sizeof(text));			// data, then address
+	ibv_wr_set_ud_addr(qx, ah.get(), ub->qp_num, kQkey);
+	qx->wr_id = 63;
+	ibv_wr_send(qx);						// no data
+	ibv_wr_set_ud_addr(qx, ah.get(), ub->qp_num, kQkey);
+	int rc = ibv_wr_complete(qx);
+	auto sa = poll_ex(a.cqx.get(), 3, kWait);
+	auto rb = poll(b.cq.get(), 3, kWait);
+	bool ok = rc == 0 && sa.size() == 3 && rb.size() == 3;
+	for (size_t i = 0; ok && i < 3; ++i)
+		ok = sa[i].wr_id == 61 + i && sa[i].status == IBV_WC_SUCCESS &&
+		     sa[i].opcode == IBV_WC_SEND && rb[i].wr_id == 200 + i &&
+		     rb[i].status == IBV_WC_SUCCESS && rb[i].opcode == IBV_WC_RECV;
+	ok = ok && rb[0].byte_len == kGrh + 300 && rb[1].byte_len == kGrh + sizeof(text) &&
+	     rb[2].byte_len == kGrh && (rb[1].flags & IBV_WC_WITH_IMM) && rb[1].imm == 0x5eed &&
+	     !(rb[0].flags & IBV_WC_WITH_IMM) && std::memcmp(b.at(kRecv + kGrh), a.at(0x100), 300) == 0 &&
+	     std::memcmp(b.at(kRecv + kSlot + kGrh), text, sizeof(text)) == 0;
+	ktap.result(ok, "UD: wr_send (SGE), wr_send_imm (inline), wr_send (no data) with "
+			"wr_set_ud_addr before or after the data: bytes, imm and lengths",
+		    "rc " + std::to_string(rc) + "; A: " + describe(sa) + "; B: " + describe(rb));
+
+	ibv_wr_start(qx);
+	qx->wr_id = 64;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, a.mr->lkey, a.addr(0x100), 16);		// no address
+	rc = ibv_wr_complete(qx);
+	sa = poll_ex(a.cqx.get(), 1, std::chrono::milliseconds(300));
+	ktap.result(rc == EINVAL && sa.empty(), "UD: a WR without wr_set_ud_addr is EINVAL, nothing sent",
+		    "rc " + std::to_string(rc) + "; A: " + describe(sa));
+	ibv_wr_start(qx);
+	qx->wr_id = 65;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, nullptr, ub->qp_num, kQkey);
+	rc = ibv_wr_complete(qx);
+	ktap.result(rc == EINVAL, "UD: wr_set_ud_addr with no AH is EINVAL", errstr(rc));
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -728,5 +835,6 @@ int main(int argc, char **argv)
 			test_batches})
 		if (fresh(a, b))
 			t(a, b);
+	test_ud(a, b);
 	return ktap.finish();
 }

@@ -446,6 +446,91 @@ ibv_qp_init_attr_ex qp_attr(ibv_qp_type type = IBV_QPT_RC)
 	return a;
 }
 
+// UD through ibv_wr_*: the address by wr_set_ud_addr, before or after the
+// data setter, gives the bytes ibv_post_send writes; without it, twice, with
+// no AH or on RC, wr_complete is EINVAL and nothing is published.
+TEST(WrApi, UdAddressSameBytesAsPostSend)
+{
+	auto ud = rc_limits();
+	ud.qp_type = IBV_QPT_UD;
+	auto *ah = reinterpret_cast<ibv_ah *>(uintptr_t(0x2a));
+	const mroce_ah_num_fn ah_num = [](ibv_ah *a) { return uint32_t(uintptr_t(a)); };
+	ibv_sge sge{0x1000, 64, 0x11};
+	ibv_send_wr w[3] = {wr_with(IBV_WR_SEND, 1, IBV_SEND_SIGNALED),
+			    wr_with(IBV_WR_SEND_WITH_IMM, 2, 0), wr_with(IBV_WR_SEND, 3, 0)};
+	for (auto &x : w) {
+		x.wr.ud.ah = ah;
+		x.wr.ud.remote_qpn = 0x123;
+		x.wr.ud.remote_qkey = 0x11111111;
+	}
+	w[0].sg_list = &sge;
+	w[0].num_sge = 1;
+	w[1].imm_data = htobe32(7);
+	w[1].sg_list = &sge;
+	w[1].num_sge = 1;
+	w[0].next = &w[1];
+	w[1].next = &w[2];	// w[2]: zero length
+	TestRing old_way(8, kSlot);
+	ibv_send_wr *bad = nullptr;
+	unsigned queued = 0;
+	ASSERT_EQ(mroce_sq_post(&old_way.u, &ud, ah_num, w, &bad, &queued), 0);
+	ASSERT_EQ(queued, 3u);
+
+	TestSqx t(8, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM, ud);
+	mroce_sqx_start(t.sqx.get());
+	mroce_sqx_send(t.sqx.get(), 1, IBV_SEND_SIGNALED);
+	mroce_sqx_set_ud_addr(t.sqx.get(), 1, 0x2a, 0x123, 0x11111111);	// address first
+	mroce_sqx_set_sge(t.sqx.get(), 0x11, 0x1000, 64);
+	mroce_sqx_send_imm(t.sqx.get(), 2, 0, htobe32(7));
+	mroce_sqx_set_sge(t.sqx.get(), 0x11, 0x1000, 64);			// data first
+	mroce_sqx_set_ud_addr(t.sqx.get(), 1, 0x2a, 0x123, 0x11111111);
+	mroce_sqx_send(t.sqx.get(), 3, 0);					// no data
+	mroce_sqx_set_ud_addr(t.sqx.get(), 1, 0x2a, 0x123, 0x11111111);
+	ASSERT_EQ(mroce_sqx_complete(t.sqx.get(), &queued), 0);
+	ASSERT_EQ(queued, 3u);
+	for (uint32_t i = 0; i < 3; ++i) {
+		SCOPED_TRACE(i);
+		EXPECT_EQ(std::memcmp(old_way.u.ring->slot(i), t.ring.u.ring->slot(i), kSlot), 0);
+	}
+	mroce_send_wqe q;
+	std::memcpy(&q, t.ring.u.ring->slot(1), sizeof(q));
+	EXPECT_EQ(q.wr.ud.ah_num, 0x2au);
+	EXPECT_EQ(q.wr.ud.remote_qpn, 0x123u);
+	EXPECT_EQ(q.wr.ud.remote_qkey, 0x11111111u);
+
+	const std::function<void(mroce_sqx *)> bad_cases[] = {
+		[](mroce_sqx *s) { mroce_sqx_send(s, 9, 0); },	// no address
+		[](mroce_sqx *s) {
+			mroce_sqx_send(s, 9, 0);
+			mroce_sqx_set_sge(s, 0x11, 0x1000, 64);	// data, no address
+		},
+		[](mroce_sqx *s) {
+			mroce_sqx_send(s, 9, 0);
+			mroce_sqx_set_ud_addr(s, 0, 0, 0x123, 1);	// NULL AH
+		},
+		[](mroce_sqx *s) {
+			mroce_sqx_send(s, 9, 0);
+			mroce_sqx_set_ud_addr(s, 1, 0x2a, 0x123, 1);
+			mroce_sqx_set_ud_addr(s, 1, 0x2a, 0x123, 1);	// twice
+		},
+		[](mroce_sqx *s) { mroce_sqx_set_ud_addr(s, 1, 0x2a, 0x123, 1); },	// no WR
+	};
+	for (size_t k = 0; k < std::size(bad_cases); ++k) {
+		SCOPED_TRACE(k);
+		TestSqx b(8, IBV_QP_EX_WITH_SEND, ud);
+		mroce_sqx_start(b.sqx.get());
+		bad_cases[k](b.sqx.get());
+		EXPECT_EQ(mroce_sqx_complete(b.sqx.get(), &queued), EINVAL);
+		EXPECT_EQ(queued, 0u);
+		EXPECT_EQ(b.ring.ctl()->producer, 0u);
+	}
+	TestSqx rc(8);
+	mroce_sqx_start(rc.sqx.get());
+	mroce_sqx_send(rc.sqx.get(), 9, 0);
+	mroce_sqx_set_ud_addr(rc.sqx.get(), 1, 0x2a, 0x123, 1);	// on RC
+	EXPECT_EQ(mroce_sqx_complete(rc.sqx.get(), &queued), EINVAL);
+}
+
 TEST(QpxCheck, AcceptsWhatTheKernelRuns)
 {
 	auto a = qp_attr();
@@ -458,6 +543,8 @@ TEST(QpxCheck, AcceptsWhatTheKernelRuns)
 	a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	a.send_ops_flags = 0;
 	EXPECT_EQ(mroce_qpx_check(&a), 0);
+	a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	EXPECT_EQ(mroce_qpx_check(&a), 0);		// UD ibv_wr_*
 }
 
 struct QpxBad {
@@ -486,9 +573,10 @@ INSTANTIATE_TEST_SUITE_P(
 			       a.send_ops_flags |= IBV_QP_EX_WITH_TSO; }, EOPNOTSUPP},
 		QpxBad{"atomic_write", [](ibv_qp_init_attr_ex &a) {
 			       a.send_ops_flags |= IBV_QP_EX_WITH_ATOMIC_WRITE; }, EOPNOTSUPP},
-		QpxBad{"ud_send", [](ibv_qp_init_attr_ex &a) {
+		QpxBad{"ud_write", [](ibv_qp_init_attr_ex &a) {
 			       a.qp_type = IBV_QPT_UD;
-			       a.send_ops_flags = IBV_QP_EX_WITH_SEND; }, EOPNOTSUPP},
+			       a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE; },
+		       EOPNOTSUPP},
 		QpxBad{"uc", [](ibv_qp_init_attr_ex &a) {
 			       a.qp_type = IBV_QPT_UC;
 			       a.send_ops_flags = IBV_QP_EX_WITH_SEND; }, EOPNOTSUPP},

@@ -146,8 +146,8 @@ int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
 	default:
 		break;
 	}
-	if (ud) {
-		if (!wr.wr.ud.ah || !ah_num)
+	if (ud && ah_num) {	// without ah_num: ibv_wr_set_ud_addr() sets it
+		if (!wr.wr.ud.ah)
 			return EINVAL;
 		w.wr.ud.ah_num = ah_num(wr.wr.ud.ah);
 		w.wr.ud.remote_qpn = wr.wr.ud.remote_qpn;

@@ -18,7 +18,10 @@
 namespace mroce {
 namespace {
 
-// The send operations the kernel executes (RC only).
+// The send operations the kernel executes on UD QPs.
+constexpr uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+
+// The send operations the kernel executes on RC QPs.
 constexpr uint64_t kRcSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -53,7 +56,9 @@ uint64_t send_op_bit(ibv_wr_opcode op)
 
 // One QP's ibv_wr_* batch.  Between start() and complete()/abort() it holds
 // the SQ lock (ibv_post_send on the same QP waits), writes WQEs into slots
-// past the published producer index and publishes them all at once.
+// past the published producer index and publishes them all at once.  A WR
+// is complete with its data (one data setter, or none: no data) and, on UD,
+// its address (set_ud_addr, before or after the data setter).
 class SendBatch {
 public:
 	SendBatch(Ring &sq, const mroce_qp_limits &lim, uint64_t ops)
@@ -106,18 +111,35 @@ public:
 		if (int e = encode_send_header(wr, lim_, nullptr, cur_))
 			return fail(e);
 		open_ = true;
+		have_data_ = false;
+		have_addr_ = lim_.qp_type != IBV_QPT_UD;
 	}
 
 	void set_sges(std::span<const ibv_sge> sges)
 	{
 		if (data_allowed())
-			close(encode_send_sges(cur_, sges, lim_, slot()));
+			data(encode_send_sges(cur_, sges, lim_, slot()));
 	}
 
 	void set_inline(std::span<const ibv_data_buf> bufs)
 	{
 		if (data_allowed())
-			close(encode_send_inline(cur_, bufs, lim_, slot()));
+			data(encode_send_inline(cur_, bufs, lim_, slot()));
+	}
+
+	// The UD destination of the open WR; ah_num of ah, valid only if have_ah.
+	void set_ud_addr(bool have_ah, uint32_t ah_num, uint32_t qpn, uint32_t qkey)
+	{
+		if (!usable())
+			return;
+		if (!open_ || have_addr_ || lim_.qp_type != IBV_QPT_UD || !have_ah)
+			return fail(EINVAL);	// no UD WR open, twice, or no AH
+		cur_.wr.ud.ah_num = ah_num;
+		cur_.wr.ud.remote_qpn = qpn;
+		cur_.wr.ud.remote_qkey = qkey;
+		have_addr_ = true;
+		if (have_data_)
+			close();
 	}
 
 	void fail(int err)
@@ -134,7 +156,7 @@ private:
 	{
 		if (!usable())
 			return false;
-		if (!open_) {
+		if (!open_ || have_data_) {
 			err_ = EINVAL;
 			return false;
 		}
@@ -143,25 +165,43 @@ private:
 
 	std::span<std::byte> slot() const { return {sq_.slot(prod_), sq_.entry_size()}; }
 
-	// The open WR with its data: write the header, take the slot.
-	void close(int err)
+	// The open WR's data is in its slot (or err): close it if it is complete.
+	void data(int err)
+	{
+		if (err) {
+			open_ = false;
+			return fail(err);
+		}
+		have_data_ = true;
+		if (have_addr_)
+			close();
+	}
+
+	// The complete open WR: write the header, take the slot.
+	void close()
 	{
 		open_ = false;
-		if (err)
-			return fail(err);
 		std::memcpy(slot().data(), &cur_, sizeof(cur_));
 		++prod_;
 	}
 
-	// A WR without a data setter carries no data, as ibv_post_send with num_sge 0.
+	// A WR without a data setter carries no data, as ibv_post_send with
+	// num_sge 0; a UD WR without an address is refused.
 	void finish()
 	{
 		if (!open_)
 			return;
-		if (cur_.send_flags & MROCE_SEND_INLINE)
-			close(encode_send_inline(cur_, std::span<const ibv_data_buf>{}, lim_, slot()));
-		else
-			close(encode_send_sges(cur_, std::span<const ibv_sge>{}, lim_, slot()));
+		if (!have_data_) {
+			if (cur_.send_flags & MROCE_SEND_INLINE)
+				data(encode_send_inline(cur_, std::span<const ibv_data_buf>{}, lim_,
+							slot()));
+			else
+				data(encode_send_sges(cur_, std::span<const ibv_sge>{}, lim_, slot()));
+		}
+		if (open_ && !have_addr_) {
+			open_ = false;
+			fail(EINVAL);	// UD: no ibv_wr_set_ud_addr
+		}
 	}
 
 	Ring &sq_;
@@ -170,7 +210,9 @@ private:
 	std::unique_lock<std::mutex> lock_;
 	uint32_t first_ = 0;	// producer index at wr_start
 	uint32_t prod_ = 0;	// next slot
-	bool open_ = false;	// cur_ built, waiting for its data
+	bool open_ = false;	// cur_ built, waiting for its data or address
+	bool have_data_ = false;	// the open WR's data is in its slot
+	bool have_addr_ = false;	// the open WR's UD address is in cur_ (RC: always)
 	mroce_send_wqe cur_{};
 	int err_ = 0;
 };
@@ -286,8 +328,8 @@ int mroce_qpx_check(const struct ibv_qp_init_attr_ex *attr)
 	if (attr->srq)
 		return EOPNOTSUPP;	// SRQs: through ibv_create_qp only, for now
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		// ibv_wr_* on UD (wr_set_ud_addr) is not implemented yet.
-		const uint64_t ok = attr->qp_type == IBV_QPT_RC ? mroce::kRcSendOps : 0;
+		const uint64_t ok = attr->qp_type == IBV_QPT_RC ? mroce::kRcSendOps
+								: mroce::kUdSendOps;
 		if (attr->send_ops_flags & ~ok)
 			return EOPNOTSUPP;
 	}
@@ -391,6 +433,12 @@ void mroce_sqx_atomic_fetch_add(struct mroce_sqx *sqx, uint64_t wr_id, unsigned 
 	wr.wr.atomic.remote_addr = remote_addr;
 	wr.wr.atomic.compare_add = add;
 	sqx->batch.begin(wr);
+}
+
+void mroce_sqx_set_ud_addr(struct mroce_sqx *sqx, int have_ah, uint32_t ah_num, uint32_t qpn,
+			   uint32_t qkey)
+{
+	sqx->batch.set_ud_addr(have_ah != 0, ah_num, qpn, qkey);
 }
 
 void mroce_sqx_unsupported(struct mroce_sqx *sqx)

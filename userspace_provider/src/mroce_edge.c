@@ -618,8 +618,7 @@ static void mroce_wr_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz, u
 static void mroce_wr_set_ud_addr(struct ibv_qp_ex *q, struct ibv_ah *ah, uint32_t qpn,
 				 uint32_t qkey)
 {
-	(void)ah, (void)qpn, (void)qkey;
-	mroce_sqx_unsupported(sqx_of(q));
+	mroce_sqx_set_ud_addr(sqx_of(q), ah != NULL, ah ? to_mah(ah)->ah_num : 0, qpn, qkey);
 }
 
 static void mroce_wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)

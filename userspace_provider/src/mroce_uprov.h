@@ -133,6 +133,9 @@ void mroce_sqx_atomic_fetch_add(struct mroce_sqx *sqx, uint64_t wr_id, unsigned 
 				uint32_t rkey, uint64_t remote_addr, uint64_t add);
 /* bind_mw, local_inv, send_tso, set_ud_addr, set_xrc_srqn, atomic_write. */
 void mroce_sqx_unsupported(struct mroce_sqx *sqx);
+/* ibv_wr_set_ud_addr: ah_num is read only when have_ah. */
+void mroce_sqx_set_ud_addr(struct mroce_sqx *sqx, int have_ah, uint32_t ah_num, uint32_t qpn,
+			   uint32_t qkey);
 
 void mroce_sqx_set_sge(struct mroce_sqx *sqx, uint32_t lkey, uint64_t addr, uint32_t length);
 void mroce_sqx_set_sge_list(struct mroce_sqx *sqx, size_t num_sge, const struct ibv_sge *sg_list);

@@ -22,7 +22,8 @@ int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_
 		std::span<std::byte> slot);
 
 // The header from everything but the data (sg_list, num_sge are not read);
-// num_sge and inline_len 0.  ah_num may be null for RC.
+// num_sge and inline_len 0.  ah_num may be null for RC, and for UD when the
+// address is set afterwards (ibv_wr_set_ud_addr: w.wr.ud left zero).
 int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
 		       mroce_ah_num_fn ah_num, mroce_send_wqe &w);
 // Complete w with SGEs, written after the header in the slot.  Clears
