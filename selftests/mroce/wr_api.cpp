@@ -730,6 +730,23 @@ void test_ud(Side &a, Side &b)
 	if (!ktap.result(ua && ub && qx, "UD: ibv_create_qp_ex with SEND and SEND_WITH_IMM",
 			 errstr(errno)))
 		return;
+	// In RESET: sends and receives are refused, nothing is queued.
+	{
+		ibv_wr_start(qx);
+		qx->wr_id = 60;
+		ibv_wr_send(qx);
+		ibv_wr_set_ud_addr(qx, nullptr, 1, kQkey);
+		int rc = ibv_wr_complete(qx);
+		ibv_sge sge{b.addr(0x8000), 64, b.mr->lkey};
+		ibv_recv_wr rw{};
+		rw.sg_list = &sge;
+		rw.num_sge = 1;
+		ibv_recv_wr *rbad = nullptr;
+		int rr = ibv_post_recv(ub.get(), &rw, &rbad);
+		ktap.result(rc == EINVAL && rr == EINVAL && rbad == &rw,
+			    "UD in RESET: wr_complete and ibv_post_recv are EINVAL",
+			    "wr_complete " + errstr(rc) + ", ibv_post_recv " + errstr(rr));
+	}
 	for (ibv_qp *q : {ua.get(), ub.get()}) {
 		ibv_qp_attr m{};
 		m.qp_state = IBV_QPS_INIT;
@@ -813,6 +830,47 @@ void test_ud(Side &a, Side &b)
 	ibv_wr_set_ud_addr(qx, nullptr, ub->qp_num, kQkey);
 	rc = ibv_wr_complete(qx);
 	ktap.result(rc == EINVAL, "UD: wr_set_ud_addr with no AH is EINVAL", errstr(rc));
+
+	// The receive queue: more SGEs than granted is EINVAL; once full, ENOMEM.
+	{
+		ibv_sge sges[2] = {{b.addr(0x8000), 64, b.mr->lkey}, {b.addr(0x8040), 64, b.mr->lkey}};
+		ibv_recv_wr rw{};
+		rw.sg_list = sges;
+		rw.num_sge = 2;	// max_recv_sge 1
+		ibv_recv_wr *rbad = nullptr;
+		int r1 = ibv_post_recv(ub.get(), &rw, &rbad);
+		rw.num_sge = 1;
+		int r2 = 0;
+		uint32_t posted = 0;
+		while (posted < 4 * kDepth && (r2 = ibv_post_recv(ub.get(), &rw, &rbad)) == 0)
+			++posted;
+		ibv_qp_attr qa{};
+		ibv_qp_init_attr qi{};
+		ibv_query_qp(ub.get(), &qa, IBV_QP_CAP, &qi);
+		ktap.result(r1 == EINVAL && r2 == ENOMEM && posted == qi.cap.max_recv_wr,
+			    "UD: a receive with too many SGEs is EINVAL; a full RQ is ENOMEM",
+			    "too many SGEs " + errstr(r1) + ", after " + std::to_string(posted) +
+				    " of " + std::to_string(qi.cap.max_recv_wr) + ": " + errstr(r2));
+	}
+	// In ERR: a send is accepted and completes with WR_FLUSH_ERR.
+	{
+		ibv_qp_attr m{};
+		m.qp_state = IBV_QPS_ERR;
+		int rc = ibv_modify_qp(ua.get(), &m, IBV_QP_STATE);
+		drain(a.any_cq());
+		ibv_wr_start(qx);
+		qx->wr_id = 66;
+		qx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(qx);
+		ibv_wr_set_ud_addr(qx, ah.get(), ub->qp_num, kQkey);
+		ibv_wr_set_sge(qx, a.mr->lkey, a.addr(0x100), 16);
+		int rc2 = rc ? rc : ibv_wr_complete(qx);
+		auto fl = poll_ex(a.cqx.get(), 1, kWait);
+		ktap.result(rc2 == 0 && fl.size() == 1 && fl[0].wr_id == 66 &&
+				    fl[0].status == IBV_WC_WR_FLUSH_ERR,
+			    "UD in ERR: a send through ibv_wr_* completes with WR_FLUSH_ERR",
+			    "rc " + std::to_string(rc2) + "; A: " + describe(fl));
+	}
 }
 
 } // namespace

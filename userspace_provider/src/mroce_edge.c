@@ -518,8 +518,13 @@ static int mroce_wr_complete(struct ibv_qp_ex *q)
 {
 	struct ibv_send_wr *dummy;
 	unsigned int queued;
-	int ret = mroce_sqx_complete(sqx_of(q), &queued);
+	int ret;
 
+	if (q->qp_base.state < IBV_QPS_RTS) {
+		mroce_sqx_abort(sqx_of(q));	/* as mroce_post_send */
+		return EINVAL;
+	}
+	ret = mroce_sqx_complete(sqx_of(q), &queued);
 	if (ret || !queued)
 		return ret;
 	/* One doorbell for the batch (see mroce_post_send). */
@@ -757,6 +762,14 @@ static int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	unsigned int queued;
 	int ret, db;
 
+	/*
+	 * Sends need RTS (or a later state: in the error state they flush);
+	 * libibverbs keeps ibqp->state from ibv_modify_qp.
+	 */
+	if (ibqp->state < IBV_QPS_RTS) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	ret = mroce_sq_post(qp->sq, &qp->lim, mroce_ah_num, wr, bad_wr, &queued);
 	if (!queued)
 		return ret;
@@ -770,9 +783,9 @@ static int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 
-	if (!qp->rq) {
+	if (!qp->rq || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
-		return EINVAL;
+		return EINVAL;	/* receives go to the SRQ, or need INIT */
 	}
 	return mroce_rq_post(qp->rq, &qp->lim, wr, bad_wr);
 }
