@@ -36,18 +36,25 @@
  * a real one, and an increase only when the window gains a whole packet
  * (additive increase moves it by a few bytes on every ACK).
  */
-static void mroce_cc_ev(struct mroce_conn *c, u32 path, u8 why, u32 old,
-			u32 cwnd)
+static void mroce_cc_ev_report(struct mroce_conn *c, u32 path, u8 why,
+			       u32 old, u32 cwnd)
 {
 	u32 pkt = c->p.mtu + MROCE_PKT_OVERHEAD;
 
-	if (likely(!mroce_ev_on(c)) || old == cwnd)
+	if (old == cwnd)
 		return;
 	if (why == MROCE_EVR_INCREASE && old / pkt == cwnd / pkt)
 		return;
 	mroce_ev(c, .type = MROCE_EV_CWND, .reason = why, .path = path,
 		 .a = old, .b = cwnd);
 }
+
+/* The test inline at every caller: a no-op while nobody listens. */
+#define mroce_cc_ev(c, path, why, old, cwnd)				\
+	do {								\
+		if (unlikely(mroce_ev_on(c)))				\
+			mroce_cc_ev_report(c, path, why, old, cwnd);	\
+	} while (0)
 
 static u32 mroce_cc_clamp(const struct mroce_conn *c, u64 w)
 {
