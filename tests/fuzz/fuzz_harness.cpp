@@ -112,12 +112,36 @@ struct Env {
 		e->any_done = true;
 	}
 
+	/* Hostile input never yields an event that names nonsense. */
+	static void event(void *ctx, const mroce_event *ev)
+	{
+		auto *e = static_cast<Env *>(ctx);
+		const mroce_params &p = e->c->p;
+		if (ev->type > MROCE_EV_ERROR || ev->reason > MROCE_EVR_LOCAL)
+			fail("event of unknown type or reason");
+		if (ev->path != MROCE_EV_CONN && ev->path >= p.num_paths)
+			fail("event for a path out of range");
+		if (ev->path == MROCE_EV_CONN && ev->type != MROCE_EV_CWND &&
+		    ev->type != MROCE_EV_ERROR)
+			fail("path event without a path");
+		if (ev->type == MROCE_EV_CWND &&
+		    (ev->a == ev->b || ev->b < p.cwnd_min ||
+		     (ev->path != MROCE_EV_CONN && ev->b > p.cwnd_max)))
+			fail("window event without a change or out of bounds");
+		if (ev->type == MROCE_EV_ERROR && !mroce_conn_ok(e->c.get()))
+			fail("error event of a connection already failed");
+		e->events++;
+	}
+
+	uint64_t events = 0;
+
 	int init(const mroce_params &p)
 	{
 		ops.place = place;
 		ops.read_check = read_check;
 		ops.atomic = atomic;
 		ops.complete = complete;
+		ops.event = event;
 		return mroce_conn_init(c.get(), &p, &ops, this, 0);
 	}
 

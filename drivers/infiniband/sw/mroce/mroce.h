@@ -29,6 +29,15 @@
 
 #define MROCE_DRV_NAME		"rdma_mroce"
 
+/*
+ * Dynamic debug of the driver's decisions in process context: QP state
+ * changes, connection setup and teardown, refused QPs and registrations
+ * (Documentation/mroce.7, DEBUGGING):
+ *	echo 'module rdma_mroce +p' > /proc/dynamic_debug/control
+ */
+#define mroce_dbg(mdev, fmt, ...) \
+	ibdev_dbg(&(mdev)->ibdev, fmt, ##__VA_ARGS__)
+
 /* Device limits reported by query_device and enforced on create. */
 #define MROCE_MAX_QP		4096
 #define MROCE_MAX_QP_WR		8192

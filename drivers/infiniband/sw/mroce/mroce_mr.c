@@ -192,23 +192,34 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	int err;
 
 	err = mroce_mr_check_access(access);
-	if (err)
+	if (err) {
+		mroce_dbg(mdev, "reg_user_mr: access 0x%x refused\n", access);
 		return ERR_PTR(err);
+	}
 	err = mroce_mr_check_range(start, length, iova);
-	if (err)
+	if (err) {
+		mroce_dbg(mdev, "reg_user_mr: 0x%llx bytes at 0x%llx, iova 0x%llx refused\n",
+			  length, start, iova);
 		return ERR_PTR(err);
+	}
 
 	umem = ib_umem_get(&mdev->ibdev, start, length, access);
-	if (IS_ERR(umem))
-		return ERR_CAST(umem);	/* -EFAULT for unmapped memory */
+	if (IS_ERR(umem)) {
+		/* -EFAULT for unmapped memory */
+		mroce_dbg(mdev, "reg_user_mr: pinning 0x%llx bytes at 0x%llx: %ld\n",
+			  length, start, PTR_ERR(umem));
+		return ERR_CAST(umem);
+	}
 
 	mr = mroce_mr_alloc(mdev, MROCE_MR_USER);
 	if (IS_ERR(mr)) {
+		mroce_dbg(mdev, "reg_user_mr: no key: %ld\n", PTR_ERR(mr));
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
 	}
 	err = mroce_mr_pages(mr, umem);
 	if (err) {
+		mroce_dbg(mdev, "reg_user_mr: page list: %d\n", err);
 		mroce_mr_release(mdev, mr);
 		ib_umem_release(umem);
 		return ERR_PTR(err);

@@ -14,6 +14,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "mroce.h"
+#include "mroce_trace.h"
 
 #define MROCE_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE |		\
 				 IB_ACCESS_REMOTE_WRITE |		\
@@ -122,8 +123,11 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	int err;
 
 	err = mroce_qp_check_init(mdev, init, udata);
-	if (err)
+	if (err) {
+		mroce_dbg(mdev, "create_qp: type %d refused: %d\n",
+			  init->qp_type, err);
 		return err;
+	}
 	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
 	if (uctx)
 		ibuc = &uctx->ibuc;
@@ -217,6 +221,9 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mroce_obj_inc(mdev, MROCE_OBJ_QP, qp->user);
 	/* Publish (release: readers see the QP initialised). */
 	xa_store_irq(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
+	trace_mroce_qp_create(qp);
+	mroce_dbg(mdev, "QP %u created (type %d, %s)\n", qpn, init->qp_type,
+		  qp->user ? "user" : "kernel");
 	return 0;
 
 err_rc:
@@ -229,6 +236,7 @@ err_rq:
 	mroce_ring_free(mdev, &qp->rq);
 err_sq:
 	mroce_ring_free(mdev, &qp->sq);
+	mroce_dbg(mdev, "create_qp: type %d failed: %d\n", init->qp_type, err);
 	return err;
 }
 
@@ -243,6 +251,9 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	unsigned long flags;
 
+	trace_mroce_qp_destroy(qp);
+	mroce_dbg(mdev, "QP %u destroyed in state %d\n", ibqp->qp_num,
+		  qp->state);
 	mroce_rx_qp_gone(mdev, qp);
 	/* Erases the QP from qp_xa; its counters go to the device's. */
 	mroce_hwc_qp_erase(mdev, qp);
@@ -354,6 +365,8 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		mroce_dbg(mdev, "QP %u: %d -> %d with mask 0x%x refused\n",
+			  ibqp->qp_num, cur, next, mask);
 		err = -EINVAL;
 		goto out;
 	}
@@ -362,8 +375,11 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		goto out;
 	}
 	err = mroce_qp_check_attr(qp, attr, mask);
-	if (err)
+	if (err) {
+		mroce_dbg(mdev, "QP %u: attributes out of range (mask 0x%x)\n",
+			  ibqp->qp_num, mask);
 		goto out;
+	}
 
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access_flags = attr->qp_access_flags;
@@ -409,6 +425,9 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp->sq_draining = 0;
 		qp->state = next;
 		if (next != cur) {
+			trace_mroce_qp_state(qp, cur, next);
+			mroce_dbg(mdev, "QP %u: state %d -> %d\n", ibqp->qp_num,
+				  cur, next);
 			rcu_read_lock();
 			if (ibqp->qp_type == IB_QPT_RC)
 				mroce_rc_modify(qp, cur, next, &dp);

@@ -28,6 +28,7 @@
 
 #include "mroce.h"
 #include "core/mroce_core.h"
+#include "mroce_trace.h"
 
 /* Packets built per step before the rest is left to the timer. */
 #define MROCE_TX_BURST		64
@@ -114,13 +115,22 @@ static u32 mroce_wqe_wc_opcode(u32 wqe_opcode)
 	return mroce_req_wc_opcode(mroce_wop_of(wqe_opcode));
 }
 
+/* The datapath moves the QP to the error state (why: mroce_trace.h). */
+static void mroce_rc_qp_err(struct mroce_qp *qp, u32 why, u32 status)
+{
+	if (qp->state != IB_QPS_ERR)
+		trace_mroce_qp_error(qp, qp->state, why, status);
+	qp->state = IB_QPS_ERR;
+}
+
 /*
  * Stop the connection: every WR it holds completes with a flush error.
  * Never from inside a core callback (the core is not reentrant).
  */
 static void mroce_qp_to_error(struct mroce_qp *qp)
 {
-	qp->state = IB_QPS_ERR;
+	mroce_rc_qp_err(qp, MROCE_QPE_CONN,
+			qp->conn_live ? qp->conn->err_status : 0);
 	if (qp->conn_live && mroce_conn_ok(qp->conn))
 		mroce_conn_set_error(qp->conn, MROCE_ST_WR_FLUSH);
 }
@@ -159,7 +169,7 @@ static void mroce_rc_req_done(struct mroce_qp *qp, u32 idx, u32 status,
 	 * step (mroce_rc_step()) stops the connection and flushes.
 	 */
 	if (status && status != IB_WC_WR_FLUSH_ERR)
-		qp->state = IB_QPS_ERR;
+		mroce_rc_qp_err(qp, MROCE_QPE_WC, status);
 }
 
 static void mroce_rc_recv_done(struct mroce_qp *qp, u32 idx, u32 status,
@@ -522,7 +532,7 @@ static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 			ibdev_warn_ratelimited(&qp->mdev->ibdev,
 					       "QP %u: no receive WQE for rq_seq %u\n",
 					       qp->ibqp.qp_num, c->rq_seq);
-			qp->state = IB_QPS_ERR;
+			mroce_rc_qp_err(qp, MROCE_QPE_NO_RWQE, 0);
 			return;
 		}
 		mroce_rc_recv_done(qp, idx, status, c, qp->rc_dp);
@@ -553,6 +563,7 @@ static const struct mroce_conn_ops mroce_rc_ops = {
 	.atomic = mroce_rc_atomic,
 	.complete = mroce_rc_complete,
 	.invalidate = mroce_rc_invalidate,
+	.event = mroce_trace_core_event,
 };
 
 /* ------------------------------------------------------------------ */
@@ -782,9 +793,15 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 		mroce_rc_params(qp, &p, false);
 		mroce_hwc_conn_read(qp, &old);
 		if (mroce_conn_init(qp->conn, &p, &mroce_rc_ops, qp, now)) {
-			qp->state = IB_QPS_ERR;
+			mroce_dbg(qp->mdev, "QP %u: connection parameters refused\n",
+				  qp->ibqp.qp_num);
+			mroce_rc_qp_err(qp, MROCE_QPE_INIT, 0);
 			return;
 		}
+		mroce_dbg(qp->mdev,
+			  "QP %u: connection to QPN %u, %u paths, mtu %u, rq_psn %u, rto_init %llu us\n",
+			  qp->ibqp.qp_num, qp->dest_qpn, p.num_paths, p.mtu,
+			  p.isn_rx, p.rto_init_ns / NSEC_PER_USEC);
 		mroce_hwc_prev_add(qp, &old);
 		qp->rq_base = qp->rq_done;
 		qp->conn_live = true;

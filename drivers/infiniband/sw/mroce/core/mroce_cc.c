@@ -31,6 +31,31 @@
 #define MROCE_CC_SEVERE		4	/* queueing delay of this many targets cuts */
 #define MROCE_CC_LOSS_SHIFT	4	/* a round losing > 1/16 of its packets */
 
+/*
+ * Report a window change of path (MROCE_EV_CONN: the connection's): only
+ * a real one, and an increase only when the window gains a whole packet
+ * (additive increase moves it by a few bytes on every ACK).
+ */
+static void mroce_cc_ev_report(struct mroce_conn *c, u32 path, u8 why,
+			       u32 old, u32 cwnd)
+{
+	u32 pkt = c->p.mtu + MROCE_PKT_OVERHEAD;
+
+	if (old == cwnd)
+		return;
+	if (why == MROCE_EVR_INCREASE && old / pkt == cwnd / pkt)
+		return;
+	mroce_ev(c, .type = MROCE_EV_CWND, .reason = why, .path = path,
+		 .a = old, .b = cwnd);
+}
+
+/* The test inline at every caller: a no-op while nobody listens. */
+#define mroce_cc_ev(c, path, why, old, cwnd)				\
+	do {								\
+		if (unlikely(mroce_ev_on(c)))				\
+			mroce_cc_ev_report(c, path, why, old, cwnd);	\
+	} while (0)
+
 static u32 mroce_cc_clamp(const struct mroce_conn *c, u64 w)
 {
 	if (w < c->p.cwnd_min)
@@ -41,11 +66,14 @@ static u32 mroce_cc_clamp(const struct mroce_conn *c, u64 w)
 }
 
 static void mroce_cc_scale(struct mroce_conn *c, struct mroce_path *p,
-			   u32 keep_ppm, u64 now)
+			   u32 keep_ppm, u64 now, u8 why)
 {
+	u32 old = p->st.cwnd;
+
 	p->st.cwnd = mroce_cc_clamp(c, mroce_div64((u64)p->st.cwnd * keep_ppm,
 						   MROCE_PPM));
 	p->cc_cut_ns = now;
+	mroce_cc_ev(c, p - c->path, why, old, p->st.cwnd);
 }
 
 /* May we cut again?  At most once per smoothed RTT. */
@@ -133,6 +161,7 @@ static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 			      u64 now)
 {
 	u64 inc;
+	u32 old;
 
 	p->cc_alpha_ppm = p->cc_alpha_ppm - (p->cc_alpha_ppm >> MROCE_CC_G_SHIFT) +
 			  (frac >> MROCE_CC_G_SHIFT);
@@ -141,7 +170,7 @@ static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 		if (mroce_cc_may_cut(p, now))
 			mroce_cc_scale(c, p, MROCE_PPM -
 				       max_t(u32, p->cc_alpha_ppm, frac / 4) / 2,
-				       now);
+				       now, MROCE_EVR_ECN);
 		return;
 	case MROCE_CC_HOLD:
 		return;
@@ -150,7 +179,9 @@ static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 	}
 	/* additive increase: one MTU per window's worth of acked bytes */
 	inc = mroce_div64((u64)c->p.mtu * acked_bytes, p->st.cwnd);
+	old = p->st.cwnd;
 	p->st.cwnd = mroce_cc_clamp(c, (u64)p->st.cwnd + max_t(u64, inc, 1));
+	mroce_cc_ev(c, p - c->path, MROCE_EVR_INCREASE, old, p->st.cwnd);
 }
 
 /* ---------------------------------------------------------------- */
@@ -196,13 +227,16 @@ static bool mroce_cc_conn_may_cut(const struct mroce_conn *c, u64 now)
 	return !c->cc.cut_ns || now - c->cc.cut_ns >= c->cc.srtt_ns;
 }
 
-static void mroce_cc_conn_scale(struct mroce_conn *c, u32 keep_ppm, u64 now)
+static void mroce_cc_conn_scale(struct mroce_conn *c, u32 keep_ppm, u64 now,
+				u8 why)
 {
 	u64 w = mroce_div64((u64)c->cc.cwnd * keep_ppm, MROCE_PPM);
+	u32 old = c->cc.cwnd;
 
 	c->cc.cwnd = (u32)clamp_t(u64, w, c->p.cwnd_min, mroce_cc_conn_max(c));
 	c->cc.cut_ns = now ? now : 1;
 	c->st.cc_cuts++;
+	mroce_cc_ev(c, MROCE_EV_CONN, why, old, c->cc.cwnd);
 }
 
 /*
@@ -233,7 +267,8 @@ static void mroce_cc_conn_round(struct mroce_conn *c, u64 now)
 		if (mroce_cc_conn_may_cut(c, now))
 			mroce_cc_conn_scale(c, mroce_cc_delay_keep(cc->round_min_rtt,
 					    cc->round_min_base +
-					    c->p.target_qdelay_ns), now);
+					    c->p.target_qdelay_ns), now,
+					    MROCE_EVR_DELAY);
 	}
 	if (cc->round_pkts) {
 		frac = (u32)mroce_div64((u64)cc->round_ce * MROCE_PPM,
@@ -245,7 +280,7 @@ static void mroce_cc_conn_round(struct mroce_conn *c, u64 now)
 	if (cc->round_lost >= 2 && cc->round_queued &&
 	    cc->round_lost > total >> MROCE_CC_LOSS_SHIFT &&
 	    mroce_cc_conn_may_cut(c, now))
-		mroce_cc_conn_scale(c, MROCE_CC_LOSS_PPM, now);
+		mroce_cc_conn_scale(c, MROCE_CC_LOSS_PPM, now, MROCE_EVR_LOSS);
 	cc->round_pkts = 0;
 	cc->round_ce = 0;
 	cc->round_lost = 0;
@@ -262,6 +297,7 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 {
 	struct mroce_conn_cc *cc = &c->cc;
 	u64 inc;
+	u32 old;
 
 	if (rtt)
 		cc->srtt_ns = cc->srtt_ns ? cc->srtt_ns - cc->srtt_ns / 8 +
@@ -287,7 +323,7 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 		 */
 		if (mroce_cc_conn_may_cut(c, now))
 			mroce_cc_conn_scale(c, MROCE_PPM - cc->alpha_ppm / 2,
-					    now);
+					    now, MROCE_EVR_ECN);
 		return;
 	case MROCE_CC_HOLD:
 		return;
@@ -299,7 +335,9 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 		return;
 	inc = max_t(u64, mroce_div64((u64)mroce_cc_ai_pkts(c) * c->p.mtu *
 				     acked_bytes, cc->cwnd), 1);
+	old = cc->cwnd;
 	cc->cwnd = (u32)min_t(u64, (u64)cc->cwnd + inc, mroce_cc_conn_max(c));
+	mroce_cc_ev(c, MROCE_EV_CONN, MROCE_EVR_INCREASE, old, cc->cwnd);
 }
 
 void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
@@ -327,7 +365,7 @@ void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u32 pkts,
 		      u64 now)
 {
 	if (mroce_cc_may_cut(p, now))
-		mroce_cc_scale(c, p, MROCE_CC_LOSS_PPM, now);
+		mroce_cc_scale(c, p, MROCE_CC_LOSS_PPM, now, MROCE_EVR_LOSS);
 	c->cc.round_lost += pkts;
 	mroce_cc_conn_round(c, now);
 }
@@ -346,7 +384,10 @@ void mroce_cc_on_rto(struct mroce_conn *c, struct mroce_path *p, u64 rto,
 		       (mroce_cc_conn_inflight(c) &&
 			now - c->cc.deliver_ns >= rto);
 
+	u32 old = p->st.cwnd;
+
 	p->st.cwnd = c->p.cwnd_min;
+	mroce_cc_ev(c, p - c->path, MROCE_EVR_RTO, old, p->st.cwnd);
 	if (stalled && mroce_cc_conn_may_cut(c, now))
-		mroce_cc_conn_scale(c, MROCE_PPM / 2, now);
+		mroce_cc_conn_scale(c, MROCE_PPM / 2, now, MROCE_EVR_RTO);
 }

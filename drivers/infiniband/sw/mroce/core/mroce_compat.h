@@ -18,7 +18,16 @@
 #include <linux/math64.h>
 #include <asm/byteorder.h>
 
+#include <linux/jump_label.h>
+
 #define mroce_div64(a, b)	div64_u64((a), (b))
+
+/*
+ * Events (mroce_conn_ops.event) are built only while a tracepoint of the
+ * core's events is enabled: the static key is mroce_trace.c's.
+ */
+DECLARE_STATIC_KEY_FALSE(mroce_core_ev_key);
+#define mroce_ev_enabled()	static_branch_unlikely(&mroce_core_ev_key)
 
 #else /* userspace */
 
@@ -61,6 +70,9 @@ typedef int64_t s64;
 #endif
 
 #define mroce_div64(a, b)	((u64)(a) / (u64)(b))
+
+/* Harnesses that set mroce_conn_ops.event get every event. */
+#define mroce_ev_enabled()	true
 
 #endif /* __KERNEL__ */
 

@@ -239,9 +239,10 @@ int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
 /*
  * The connection failed with status (a fatal NAK, RETRY_EXC, a local
  * error): the first WR not yet complete gets it, the later ones
- * WR_FLUSH; nothing more is sent or served.
+ * WR_FLUSH; nothing more is sent or served.  Reports no event: callers
+ * that do use mroce_conn_fail() or report it themselves.
  */
-void mroce_conn_set_error(struct mroce_conn *c, u32 status)
+void mroce_conn_stop(struct mroce_conn *c, u32 status)
 {
 	struct mroce_smsg *m;
 	u32 k, i;
@@ -271,6 +272,21 @@ void mroce_conn_set_error(struct mroce_conn *c, u32 status)
 	for (i = 0; i < MROCE_MAX_RESP; i++)
 		c->resp[i].in_use = 0;
 	c->resp_len = 0;
+}
+
+/* Stop with status, reporting why (enum mroce_ev_reason) and the syndrome. */
+void mroce_conn_fail(struct mroce_conn *c, u32 status, u8 why, u8 syn)
+{
+	if (c->state == MROCE_CONN_ERROR)
+		return;
+	mroce_ev(c, .type = MROCE_EV_ERROR, .reason = why, .path = MROCE_EV_CONN,
+		 .a = status ? status : MROCE_ST_WR_FLUSH, .b = syn);
+	mroce_conn_stop(c, status);
+}
+
+void mroce_conn_set_error(struct mroce_conn *c, u32 status)
+{
+	mroce_conn_fail(c, status, MROCE_EVR_LOCAL, 0);
 }
 int mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		  bool ce, u64 now_ns)

@@ -362,6 +362,84 @@ struct mroce_completion {
 	u64 atomic_orig;	/* REQ atomics */
 };
 
+/* ------------------------------------------------------------------ */
+/* Events (tracing).                                                   */
+
+/*
+ * What the core reports through mroce_conn_ops.event: decisions worth a
+ * tracepoint (the kernel's mroce_trace.h), none of which changes what the
+ * core does.  The reasons of every type share one enum so that an
+ * embedder names them with a single table.
+ */
+enum mroce_ev_type {
+	MROCE_EV_PATH_UP,	/* a probe was answered; a: sport */
+	MROCE_EV_PATH_DOWN,	/* count: consecutive RTOs; a: sport */
+	MROCE_EV_STEER,		/* new source port; reason ECN/LOSS/DELAY
+				 * (steering), DOWN or PROBE; a: old, b: new
+				 */
+	MROCE_EV_LOSS,		/* loss verdict; reason RACK, RTO or TLP; psn,
+				 * dsn: the first packet; count: packets
+				 * declared lost (TLP: the probe, psn its new
+				 * PSN, count the probes this flight); RTO: a
+				 * the RTO in ns, b the backoff exponent
+				 */
+	MROCE_EV_SPURIOUS,	/* psn, declared lost by reason RACK or RTO,
+				 * was received; a: learned reorder window ns
+				 */
+	MROCE_EV_CWND,		/* window change of path (MROCE_EV_CONN: the
+				 * connection's); reason ECN, LOSS, RTO, DELAY,
+				 * INCREASE (only when the window gains a
+				 * whole packet) or RESET (path up); a: old,
+				 * b: new, bytes
+				 */
+	MROCE_EV_RNR,		/* RNR NAK; reason TX (sent) or RX (received);
+				 * psn, dsn, msn; a: timer code; RX: count the
+				 * message's RNR rounds, b 1 when this NAK
+				 * opened a round
+				 */
+	MROCE_EV_ERROR,		/* the connection failed; reason NAK_RX,
+				 * NAK_TX, RETRY_EXC, RNR_RETRY or LOCAL (the
+				 * embedder, mroce_conn_set_error()); a: the
+				 * enum mroce_status of the failing WR, b:
+				 * the NAK's syndrome (0: none)
+				 */
+};
+
+enum mroce_ev_reason {
+	MROCE_EVR_NONE,
+	MROCE_EVR_RACK,
+	MROCE_EVR_RTO,
+	MROCE_EVR_TLP,
+	MROCE_EVR_ECN,
+	MROCE_EVR_LOSS,
+	MROCE_EVR_DELAY,
+	MROCE_EVR_INCREASE,
+	MROCE_EVR_RESET,
+	MROCE_EVR_DOWN,
+	MROCE_EVR_PROBE,
+	MROCE_EVR_TX,
+	MROCE_EVR_RX,
+	MROCE_EVR_NAK_RX,
+	MROCE_EVR_NAK_TX,
+	MROCE_EVR_RETRY_EXC,
+	MROCE_EVR_RNR_RETRY,
+	MROCE_EVR_LOCAL,
+};
+
+#define MROCE_EV_CONN		0xffffu	/* path of a connection-wide event */
+
+struct mroce_event {
+	u8 type;		/* enum mroce_ev_type */
+	u8 reason;		/* enum mroce_ev_reason */
+	u16 path;		/* path index or MROCE_EV_CONN */
+	u32 psn;
+	u32 dsn;
+	u32 msn;
+	u32 count;
+	u64 a;
+	u64 b;
+};
+
 /*
  * Embedder callbacks.  Return 0 or a negative enum mroce_syndrome
  * (-MROCE_SYN_RNR, -MROCE_SYN_REM_ACCESS, ...) from place/read/atomic to
@@ -382,6 +460,14 @@ struct mroce_conn_ops {
 	 * placement refusal (-MROCE_SYN_INV_REQ).
 	 */
 	int (*invalidate)(void *ctx, u32 rkey);
+	/*
+	 * A protocol event (struct mroce_event), for tracing.  Optional.
+	 * Called only while mroce_ev_enabled() (mroce_compat.h) holds: in the
+	 * kernel while a tracepoint of the core's events is enabled (a static
+	 * key: nothing is built or called otherwise), in userspace always.
+	 * Must not call into the connection.
+	 */
+	void (*event)(void *ctx, const struct mroce_event *ev);
 };
 
 /* ------------------------------------------------------------------ */

@@ -125,11 +125,33 @@ static inline u8 mroce_wop_opcode(u32 op)
 
 	return op < ARRAY_SIZE(map) ? map[op] : 0;
 }
+/*
+ * Report an event (struct mroce_event fields as designated initialisers):
+ *	mroce_ev(c, .type = MROCE_EV_LOSS, .path = i, .count = n);
+ * Nothing is evaluated unless the embedder listens (mroce_ev_on()).
+ */
+static inline bool mroce_ev_on(const struct mroce_conn *c)
+{
+	return mroce_ev_enabled() && c->ops && c->ops->event;
+}
+
+#define mroce_ev(c, ...)						\
+	do {								\
+		if (unlikely(mroce_ev_on(c))) {				\
+			const struct mroce_event mroce_ev_ = { __VA_ARGS__ }; \
+			(c)->ops->event((c)->ctx, &mroce_ev_);		\
+		}							\
+	} while (0)
+
+/* mroce_conn.c: fail the connection (status), reporting why. */
+void mroce_conn_fail(struct mroce_conn *c, u32 status, u8 why, u8 syn);
+void mroce_conn_stop(struct mroce_conn *c, u32 status);
+
 /* mroce_path.c: scheduler, telemetry, steering, up/down. */
 void mroce_path_init(struct mroce_conn *c, u32 i, u64 now);
 int mroce_path_pick(struct mroce_conn *c, u32 wlen);
 bool mroce_path_has_room(const struct mroce_conn *c, u32 i, u32 wlen);
-void mroce_path_new_sport(struct mroce_conn *c, u32 i);
+void mroce_path_new_sport(struct mroce_conn *c, u32 i, u8 why);
 #define MROCE_RTT_SANE_NS	10000000000ULL	/* ignore samples > 10 s */
 
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now);

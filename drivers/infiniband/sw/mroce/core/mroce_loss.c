@@ -220,17 +220,24 @@ void mroce_loss_rack(struct mroce_conn *c, u32 i, u64 now)
 	struct mroce_path *p = &c->path[i];
 	u64 wait = p->st.srtt_ns + mroce_loss_reo_wnd(c, p);
 	struct mroce_psn_ent *e;
-	u32 psn = p->snd_una, lost = 0;
+	u32 psn = p->snd_una, lost = 0, psn0 = 0, dsn0 = 0;
 
 	for (; (e = mroce_path_pending(c, p, &psn)); psn++) {
 		/* sent after the newest delivered one: no evidence yet */
 		if (!mroce_seq_lt(psn, p->rack_psn) || now < e->sent_ns + wait)
 			break;
+		if (!lost) {
+			psn0 = psn;
+			dsn0 = e->dsn;
+		}
 		mroce_psn_lost(c, p, e, psn, false);
 		lost++;
 	}
-	if (lost)
+	if (lost) {
+		mroce_ev(c, .type = MROCE_EV_LOSS, .reason = MROCE_EVR_RACK,
+			 .path = i, .psn = psn0, .dsn = dsn0, .count = lost);
 		mroce_cc_on_loss(c, p, lost, now);
+	}
 	mroce_path_advance_una(p);
 }
 
@@ -280,12 +287,16 @@ u32 mroce_loss_spurious(struct mroce_conn *c, struct mroce_path *p,
 		p->st.spurious++;
 		p->reo_clean = 0;
 		n++;
-		if (l->rto)
-			continue;
-		step = max_t(u64, c->p.reo_wnd_min_ns, p->st.min_rtt_ns / 4);
-		cap = max_t(u64, p->st.srtt_ns, step);
-		p->reo_extra_ns = min_t(u64, max_t(u64, 2 * p->reo_extra_ns, step),
-					cap);
+		if (!l->rto) {
+			step = max_t(u64, c->p.reo_wnd_min_ns,
+				     p->st.min_rtt_ns / 4);
+			cap = max_t(u64, p->st.srtt_ns, step);
+			p->reo_extra_ns = min_t(u64, max_t(u64, 2 * p->reo_extra_ns,
+							   step), cap);
+		}
+		mroce_ev(c, .type = MROCE_EV_SPURIOUS, .path = p - c->path,
+			 .reason = l->rto ? MROCE_EVR_RTO : MROCE_EVR_RACK,
+			 .psn = l->psn, .a = p->reo_extra_ns);
 	}
 	return n;
 }
@@ -309,17 +320,25 @@ static void mroce_loss_rto_fire(struct mroce_conn *c, u32 i, u64 now)
 	struct mroce_path *p = &c->path[i];
 	u64 rto = mroce_loss_rto(c, p);
 	struct mroce_psn_ent *e;
-	u32 psn;
+	u32 psn, lost = 0, psn0 = 0, dsn0 = 0;
 
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
 		e = &p->win[psn % MROCE_PATH_WND];
-		if (e->live)
-			mroce_psn_lost(c, p, e, psn, true);
+		if (!e->live)
+			continue;
+		if (!lost++) {
+			psn0 = psn;
+			dsn0 = e->dsn;
+		}
+		mroce_psn_lost(c, p, e, psn, true);
 	}
 	mroce_path_advance_una(p);
 	p->st.rtos++;
 	p->consec_rto++;
 	p->backoff++;
+	mroce_ev(c, .type = MROCE_EV_LOSS, .reason = MROCE_EVR_RTO, .path = i,
+		 .psn = psn0, .dsn = dsn0, .count = lost, .a = rto,
+		 .b = p->backoff);
 	p->tlp_out = 0;
 	p->tlp_req = false;
 	p->last_ack_ns = now;	/* restart the timer on what follows */
@@ -385,7 +404,8 @@ bool mroce_loss_timer(struct mroce_conn *c, u64 now)
 			    c->probe_shift < MROCE_PROBE_SHIFT_MAX)
 				c->probe_shift++;
 		} else if (silent && ++c->down_rounds > c->p.retry_budget) {
-			mroce_conn_set_error(c, MROCE_ST_RETRY_EXC);
+			mroce_conn_fail(c, MROCE_ST_RETRY_EXC,
+					MROCE_EVR_RETRY_EXC, 0);
 			return false;
 		}
 		c->down_round_heard = c->peer_heard;

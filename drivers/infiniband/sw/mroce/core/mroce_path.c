@@ -23,10 +23,11 @@ static bool mroce_sport_used(const struct mroce_conn *c, u16 port)
 	return false;
 }
 
-void mroce_path_new_sport(struct mroce_conn *c, u32 i)
+/* why: enum mroce_ev_reason of the change (MROCE_EVR_NONE: not reported) */
+void mroce_path_new_sport(struct mroce_conn *c, u32 i, u8 why)
 {
 	u32 span = (u32)c->p.sport_max - c->p.sport_min + 1;
-	u16 port = c->path[i].st.sport;
+	u16 old = c->path[i].st.sport, port = old;
 	int tries;
 
 	for (tries = 0; tries < 32; tries++) {
@@ -35,6 +36,9 @@ void mroce_path_new_sport(struct mroce_conn *c, u32 i)
 			break;
 	}
 	c->path[i].st.sport = port;
+	if (why != MROCE_EVR_NONE)
+		mroce_ev(c, .type = MROCE_EV_STEER, .reason = why, .path = i,
+			 .a = old, .b = port);
 }
 
 void mroce_path_init(struct mroce_conn *c, u32 i, u64 now)
@@ -44,7 +48,7 @@ void mroce_path_init(struct mroce_conn *c, u32 i, u64 now)
 	memset(p, 0, sizeof(*p));
 	p->st.state = MROCE_PATH_UP;
 	mroce_cc_init(c, p);
-	mroce_path_new_sport(c, i);
+	mroce_path_new_sport(c, i, MROCE_EVR_NONE);
 }
 
 u32 mroce_paths_up(const struct mroce_conn *c)
@@ -123,7 +127,9 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 	p->rto_retx = false;
 	p->probe_out = false;
 	p->probe_due_ns = now;
-	mroce_path_new_sport(c, i);
+	mroce_ev(c, .type = MROCE_EV_PATH_DOWN, .path = i,
+		 .count = p->consec_rto, .a = p->st.sport);
+	mroce_path_new_sport(c, i, MROCE_EVR_DOWN);
 	if (!mroce_paths_up(c) && !c->all_down_since_ns) {
 		c->all_down_since_ns = now ? now : 1;
 		c->down_rounds = 0;
@@ -137,6 +143,7 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 void mroce_path_up(struct mroce_conn *c, u32 i, u64 now)
 {
 	struct mroce_path *p = &c->path[i];
+	u32 cwnd = p->st.cwnd;
 
 	if (p->st.state == MROCE_PATH_UP)
 		return;
@@ -146,6 +153,10 @@ void mroce_path_up(struct mroce_conn *c, u32 i, u64 now)
 	p->probe_out = false;
 	p->st.min_rtt_ns = 0;
 	mroce_cc_init(c, p);
+	mroce_ev(c, .type = MROCE_EV_PATH_UP, .path = i, .a = p->st.sport);
+	if (cwnd != p->st.cwnd)
+		mroce_ev(c, .type = MROCE_EV_CWND, .reason = MROCE_EVR_RESET,
+			 .path = i, .a = cwnd, .b = p->st.cwnd);
 	p->last_ack_ns = now;
 	c->all_down_since_ns = 0;
 	c->down_rounds = 0;
@@ -218,8 +229,8 @@ void mroce_path_steer(struct mroce_conn *c, u64 now)
 	};
 	u32 tmp[MROCE_MAX_PATHS], lim[3];
 	u32 n, i, f = c->p.steer_factor_pct;
-	u64 worst_score = 0;
-	int worst = -1, m;
+	u64 worst_score = 0, part, top;
+	int worst = -1, m, worst_m = 0, top_m;
 	struct mroce_path *p;
 
 	for (m = 0; m < 3; m++) {
@@ -239,20 +250,30 @@ void mroce_path_steer(struct mroce_conn *c, u64 now)
 		p = &c->path[i];
 		if (!mroce_steer_candidate(p))
 			continue;
+		top = 0;
+		top_m = 0;
 		for (m = 0; m < 3; m++) {
 			v = mroce_metric(p, m);
-			if (v > lim[m])
-				score += mroce_div64((u64)v * 1000, lim[m]);
+			if (v <= lim[m])
+				continue;
+			part = mroce_div64((u64)v * 1000, lim[m]);
+			score += part;
+			if (part > top) {
+				top = part;
+				top_m = m;
+			}
 		}
 		if (score > worst_score) {
 			worst_score = score;
 			worst = (int)i;
+			worst_m = top_m;	/* the metric that weighs most */
 		}
 	}
 	if (worst < 0)
 		return;
 	p = &c->path[worst];
-	mroce_path_new_sport(c, (u32)worst);
+	mroce_path_new_sport(c, (u32)worst, worst_m == 0 ? MROCE_EVR_ECN :
+			     worst_m == 1 ? MROCE_EVR_LOSS : MROCE_EVR_DELAY);
 	p->st.steers++;
 	p->st.ecn_frac_ppm = 0;
 	p->st.loss_frac_ppm = 0;

@@ -380,7 +380,8 @@ void mroce_recv_advance(struct mroce_conn *c)
 				      r->msn);
 			r->in_use = 0;
 			c->rcv_msn_cum++;
-			mroce_conn_set_error(c, mroce_syn_to_status(r->fail_syn));
+			mroce_conn_fail(c, mroce_syn_to_status(r->fail_syn),
+					MROCE_EVR_NAK_TX, r->fail_syn);
 			return;
 		}
 		r->in_use = 0;
@@ -476,6 +477,9 @@ int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		c->st.nak_tx++;
 		mroce_nak_set(c, MROCE_SYN_RNR, pkt->path, pkt->psn, pkt->dsn,
 			      pkt->msn);
+		mroce_ev(c, .type = MROCE_EV_RNR, .reason = MROCE_EVR_TX,
+			 .path = pkt->path, .psn = pkt->psn, .dsn = pkt->dsn,
+			 .msn = pkt->msn, .a = c->p.min_rnr_timer);
 		mroce_recv_note(c, p, pkt, false, now);
 		return 0;
 	}
@@ -672,7 +676,8 @@ int mroce_conn_resp_abort(struct mroce_conn *c, const struct mroce_tx *tx,
 			s->src_lost = 1;
 			return 0;
 		}
-		mroce_conn_set_error(c, mroce_syn_to_status(syn));
+		mroce_conn_fail(c, mroce_syn_to_status(syn), MROCE_EVR_NAK_TX,
+				syn);
 		return 0;
 	}
 	return MROCE_E_NOMSG;

@@ -119,11 +119,18 @@ static void mroce_dsn_advance(struct mroce_conn *c)
 	mroce_resp_pop(c);
 }
 
-/* Fatal NAK for our message msn: earlier ones completed at the peer. */
-static void mroce_send_fatal(struct mroce_conn *c, u32 msn, u32 status)
+/*
+ * Fatal NAK for our message msn: earlier ones completed at the peer.
+ * why, syn: what the event reports (enum mroce_ev_reason, the syndrome).
+ */
+static void mroce_send_fatal(struct mroce_conn *c, u32 msn, u32 status,
+			     u8 why, u8 syn)
 {
 	struct mroce_smsg *m;
 	u32 k;
+
+	mroce_ev(c, .type = MROCE_EV_ERROR, .reason = why, .path = MROCE_EV_CONN,
+		 .msn = msn, .a = status, .b = syn);
 
 	/* mroce_ack_valid() checked that msn is outstanding */
 	for (k = c->msn_una; k != msn; k++) {
@@ -139,7 +146,7 @@ static void mroce_send_fatal(struct mroce_conn *c, u32 msn, u32 status)
 	m->done = 1;
 	m->status = status;
 	mroce_send_complete(c);
-	mroce_conn_set_error(c, MROCE_ST_WR_FLUSH);
+	mroce_conn_stop(c, MROCE_ST_WR_FLUSH);
 }
 
 /* ---------------------------------------------------------------- */
@@ -172,17 +179,25 @@ static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
 	u8 code = min_t(u8, pkt->ack.rnr_timer, MROCE_RNR_TIMER_MAX);
 	u64 until = now + (u64)mroce_rnr_wait_us[code] * 1000;
 	struct mroce_smsg *m;
+	bool round;
 
 	if (!mroce_dsn_in_flight(c, pkt->dsn) || ent->dsn != pkt->dsn ||
 	    ent->state == MROCE_DSN_DELIVERED || ent->resp ||
 	    ent->msn - c->msn_una >= c->msn_nxt - c->msn_una)
 		return;
 	m = mroce_smsg_of(c, ent->msn);
-	if (now >= m->rnr_until_ns) {
+	round = now >= m->rnr_until_ns;
+	if (round && m->rnr_rounds != 0xff)
+		m->rnr_rounds++;	/* unlimited retry: saturates */
+	mroce_ev(c, .type = MROCE_EV_RNR, .reason = MROCE_EVR_RX,
+		 .path = pkt->path, .psn = pkt->psn, .dsn = pkt->dsn,
+		 .msn = ent->msn, .count = m->rnr_rounds, .a = code, .b = round);
+	if (round) {
 		c->st.rnr_rounds++;
 		if (c->p.rnr_retry != MROCE_RNR_RETRY_INF &&
-		    ++m->rnr_rounds > c->p.rnr_retry) {
-			mroce_send_fatal(c, ent->msn, MROCE_ST_RNR_RETRY_EXC);
+		    m->rnr_rounds > c->p.rnr_retry) {
+			mroce_send_fatal(c, ent->msn, MROCE_ST_RNR_RETRY_EXC,
+					 MROCE_EVR_RNR_RETRY, MROCE_SYN_RNR);
 			return;
 		}
 		m->rnr_until_ns = until;
@@ -326,7 +341,8 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		mroce_send_rnr(c, p, pkt, now);
 	} else if (a->syndrome != MROCE_SYN_ACK) {
 		c->st.nak_rx++;
-		mroce_send_fatal(c, pkt->msn, mroce_syn_status(a->syndrome));
+		mroce_send_fatal(c, pkt->msn, mroce_syn_status(a->syndrome),
+				 MROCE_EVR_NAK_RX, a->syndrome);
 		return 0;
 	}
 
@@ -620,8 +636,8 @@ static int mroce_tx_probe(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		p = &c->path[i];
 		if (p->st.state != MROCE_PATH_DOWN || now < p->probe_due_ns)
 			continue;
-		if (p->probe_out)
-			mroce_path_new_sport(c, i);	/* fresh entropy */
+		if (p->probe_out)	/* fresh entropy */
+			mroce_path_new_sport(c, i, MROCE_EVR_PROBE);
 		else
 			p->probe_first_ts = mroce_ts_us(now);
 		p->probe_out = true;
@@ -676,6 +692,9 @@ static int mroce_tx_tlp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 			p->st.tlps++;
 			mroce_emit(c, i, ent, MROCE_F_TLP | MROCE_F_ACKREQ,
 				   true, now, tx);
+			mroce_ev(c, .type = MROCE_EV_LOSS, .reason = MROCE_EVR_TLP,
+				 .path = i, .psn = tx->pkt.psn, .dsn = ent->dsn,
+				 .count = p->tlp_out);
 			return 1;
 		}
 	}
