@@ -65,6 +65,7 @@ unset RDMAV_DRIVERS
 # ---- a writable root -----------------------------------------------------
 ovl=/tmp/mroce-pkgroot
 ok_root=1
+modprobe overlay || ok_root=0
 for d in usr etc var; do
 	mkdir -p "$ovl/$d/upper" "$ovl/$d/work"
 	mount -t overlay "mroce-pkg-$d" \
@@ -78,6 +79,9 @@ else
 	exit 1
 fi
 rm -f /var/lib/man-db/auto-update
+# The guest's devtmpfs lacks the links udev makes: dkms (bash process
+# substitution) needs /dev/fd.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 
 # A module from an earlier test of this run would hide the installed one.
 if mroce_loaded && ! mroce_unload; then
@@ -139,7 +143,8 @@ fi
 # ---- use it --------------------------------------------------------------
 tb_modprobe_rdma >/dev/null 2>&1
 check "packages: modprobe rdma_mroce" modprobe rdma_mroce
-if [ "$(cat /sys/module/rdma_mroce/srcversion 2>/dev/null)" = "$(modinfo -F srcversion "$dkms_ko")" ]; then
+srcv=$(modinfo -F srcversion "$dkms_ko" 2>/dev/null)
+if [ -n "$srcv" ] && [ "$(cat /sys/module/rdma_mroce/srcversion 2>/dev/null)" = "$srcv" ]; then
 	tb_ok "packages: the loaded module is the DKMS-built one"
 else
 	tb_not_ok "packages: the loaded module is the DKMS-built one" "srcversion differs"
