@@ -111,8 +111,13 @@ DEB_OUT ?= $(BUILD)/deb
 deb:
 	@JOBS=$(JOBS) $(TOP)/tools/build-deb.sh $(DEB_OUT)
 
-# The guest needs the host's userland (dpkg, dkms, gcc, headers): --hostroot.
-check-packages: deb
+# The guest needs the host's userland (dpkg, dkms, gcc, headers): --hostroot;
+# it sees the tree at /mroce, so DEB_OUT must be inside it.  About 30 min
+# under TCG (the module's compile in the guest).
+check-packages:
+	@case "$(abspath $(DEB_OUT))/" in $(TOP)/*) ;; \
+	*) echo "check-packages: DEB_OUT must be inside $(TOP)" >&2; exit 2 ;; esac
+	@$(MAKE) --no-print-directory deb
 	@$(TOP)/tools/testbed/tb run --quiet --hostroot --timeout 3600 --out $(BUILD)/check/packages \
 		--env MROCE_DEB_DIR=/mroce/$(patsubst $(TOP)/%,%,$(abspath $(DEB_OUT))) \
 		$(TOP)/selftests/mroce/run_guest.sh test_packages.sh

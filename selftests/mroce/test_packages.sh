@@ -143,11 +143,15 @@ fi
 # ---- use it --------------------------------------------------------------
 tb_modprobe_rdma >/dev/null 2>&1
 check "packages: modprobe rdma_mroce" modprobe rdma_mroce
-srcv=$(modinfo -F srcversion "$dkms_ko" 2>/dev/null)
-if [ -n "$srcv" ] && [ "$(cat /sys/module/rdma_mroce/srcversion 2>/dev/null)" = "$srcv" ]; then
-	tb_ok "packages: the loaded module is the DKMS-built one"
+# Debian's kernel has no srcversion (MODULE_SRCVERSION_ALL off): compare
+# the GNU build ID of the loaded module (the note's last 20 bytes in
+# sysfs) with the installed file's.
+id_file=$(readelf -n "$dkms_ko" 2>/dev/null | awk '/Build ID:/ {print $3}')
+id_loaded=$(od -An -v -tx1 /sys/module/rdma_mroce/notes/.note.gnu.build-id 2>/dev/null | tr -d ' \n' | tail -c 40)
+if [ ${#id_file} = 40 ] && [ "$id_loaded" = "$id_file" ]; then
+	tb_ok "packages: the loaded module is the DKMS-built one (build ID $id_file)"
 else
-	tb_not_ok "packages: the loaded module is the DKMS-built one" "srcversion differs"
+	tb_not_ok "packages: the loaded module is the DKMS-built one" "build ID loaded '$id_loaded', file '$id_file'"
 fi
 
 tb_netns_pair
