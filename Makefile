@@ -21,7 +21,7 @@ KVER ?= $(shell k=$$(uname -r); if [ -e /lib/modules/$$k/build/Makefile ]; then 
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all help setup module userspace check check-host check-guest demo install uninstall \
-	clean checkpatch bench fuzz sim check-debug
+	clean checkpatch bench fuzz sim check-debug deb check-packages
 
 all: module userspace
 
@@ -31,7 +31,10 @@ help:
 	@echo "make check      setup + build + every test (host and QEMU guests)"
 	@echo "make check-debug  guest selftests + stress on the KASAN/lockdep/kmemleak debug kernel"
 	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
-	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so, mroce.driver, mroce(7) [DESTDIR= PREFIX=]"
+	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so, mroce.driver, mroce(7), mroce-paths,"
+	@echo "                the Wireshark dissector [DESTDIR= PREFIX=]"
+	@echo "make deb        Debian packages mroce-dkms, ibverbs-providers-mroce, mroce-tools -> DEB_OUT"
+	@echo "make check-packages  build them, install them in a QEMU guest, use and remove them"
 	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
 	@echo "make bench      two-guest bench, mroce vs rxe (bench/bench.sh; about 15-20 min under TCG)"
 	@echo "make clean      remove build products"
@@ -79,22 +82,45 @@ demo: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/tools/demo.sh
 
-# DESTDIR: stage under a root (packaging); PREFIX: where the man page goes
-# (/usr/local unless given).  The module goes to /lib/modules/KVER/updates
-# and the provider to the directory libibverbs loads from, whatever PREFIX.
+# DESTDIR: stage under a root (packaging; a relative one is taken from the
+# directory make runs in); PREFIX: where the man page and mroce-paths
+# (sbin) go (/usr/local unless given).  The module goes to
+# /lib/modules/KVER/updates, the provider to the directory libibverbs loads
+# from and the dissector to Wireshark's Lua plugin directory, whatever
+# PREFIX.
 PREFIX ?= /usr/local
+DESTROOT = $(if $(DESTDIR),$(abspath $(DESTDIR)))
 install: all
 	$(MAKE) -C $(KDIR) M=$(MODDIR) CONFIG_RDMA_MROCE=m INSTALL_MOD_DIR=updates \
-		INSTALL_MOD_PATH=$(DESTDIR) modules_install
-	$(if $(DESTDIR),@echo "install: staged in $(DESTDIR); run depmod on the target",depmod -a $(KVER))
-	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+		INSTALL_MOD_PATH=$(DESTROOT) modules_install
+	$(if $(DESTDIR),@echo "install: staged in $(DESTROOT); run depmod on the target",depmod -a $(KVER))
+	DESTDIR=$(DESTROOT) cmake --install $(BUILD) --prefix $(abspath $(PREFIX))
 
 uninstall:
-	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/rdma_mroce.ko
+	rm -f $(DESTROOT)/lib/modules/$(KVER)/updates/rdma_mroce.ko
 	$(if $(DESTDIR),,depmod -a $(KVER))
 	@# cmake's manifest names the files without DESTDIR
 	@if [ -f $(BUILD)/install_manifest.txt ]; then \
-		sed 's|^|$(DESTDIR)|' $(BUILD)/install_manifest.txt | xargs rm -fv; fi
+		sed 's|^|$(DESTROOT)|' $(BUILD)/install_manifest.txt | xargs rm -fv; fi
+
+# Debian packages (README, "Install"): built by dpkg-buildpackage from a
+# copy of the sources, so the tree stays clean; the version is
+# debian/changelog's.  check-packages installs them in a testbed guest
+# (selftests/mroce/test_packages.sh).
+DEB_OUT ?= $(BUILD)/deb
+deb:
+	@JOBS=$(JOBS) $(TOP)/tools/build-deb.sh $(DEB_OUT)
+
+# The guest needs the host's userland (dpkg, dkms, gcc, headers): --hostroot;
+# it sees the tree at /mroce, so DEB_OUT must be inside it.  About 30 min
+# under TCG (the module's compile in the guest).
+check-packages:
+	@case "$(abspath $(DEB_OUT))/" in $(TOP)/*) ;; \
+	*) echo "check-packages: DEB_OUT must be inside $(TOP)" >&2; exit 2 ;; esac
+	@$(MAKE) --no-print-directory deb
+	@$(TOP)/tools/testbed/tb run --quiet --hostroot --timeout 3600 --out $(BUILD)/check/packages \
+		--env MROCE_DEB_DIR=/mroce/$(patsubst $(TOP)/%,%,$(abspath $(DEB_OUT))) \
+		$(TOP)/selftests/mroce/run_guest.sh test_packages.sh
 
 bench: all
 	@$(TOP)/bench/bench.sh $(BENCH_ARGS)

@@ -20,6 +20,7 @@ pkgs=(
 	gnuplot-nox ucx-utils openmpi-bin libopenmpi-dev
 	ccache flex bison bc libelf-dev libssl-dev
 	tshark groff-base
+	debhelper dh-dkms dkms
 )
 
 kver_file=/var/lib/mroce-kver
