@@ -6,8 +6,10 @@
 # ibv_create_qp_ex + ibv_wr_*, READ/atomics refused, messages the
 # responder cannot take dropped; then the same under 5% netem loss on the
 # sender's veth: every completed receive holds exactly its message, some
-# messages are dropped (counted as rx_uc_broken), the QPs stay in RTS.
-# Last, rdma-core's ibv_uc_pingpong between the namespaces.
+# messages are dropped (counted as rx_uc_broken), the QPs stay in RTS;
+# then packets forged from A's address at B's QPs (malformed, outside the
+# MSN window, wrong transport, bad rkey or range, headless) complete and
+# write nothing.  Last, rdma-core's ibv_uc_pingpong between the namespaces.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
@@ -54,6 +56,21 @@ if [ -x "$MROCE_UC" ]; then
 		fi
 	else
 		tb_not_ok "uc: loss" "tc qdisc add netem failed"
+	fi
+
+	# Forged packets from A's address (a socket in ns_a) at B's QPs.
+	mal0=$(( $(counter mroce_b rx_malformed) + $(counter mroce_b rx_short) ))
+	noqp0=$(counter mroce_b rx_no_qp)
+	$A timeout "$(mroce_t 120)" "$MROCE_UC" mroce_a "$ga" mroce_b "$gb" forge 10.12.0.2 2>&1 |
+		ktap_relay uc
+	# 11 malformed packets: 10 fail the parser, 1 is too short for it
+	mal=$(( $(counter mroce_b rx_malformed) + $(counter mroce_b rx_short) - mal0 ))
+	noqp=$(( $(counter mroce_b rx_no_qp) - noqp0 ))
+	if [ "$mal" -ge 11 ] && [ "$noqp" -ge 2 ]; then
+		tb_ok "uc: forge: malformed and misdirected packets counted"
+	else
+		tb_not_ok "uc: forge: malformed and misdirected packets counted" \
+			"rx_malformed + rx_short +$mal (want >= 11), rx_no_qp +$noqp (want >= 2)"
 	fi
 else
 	tb_not_ok uc "$MROCE_UC not built"

@@ -27,10 +27,23 @@
 //   are consumed only by complete messages, some messages are dropped,
 //   every requester completion is SUCCESS and both QPs stay in RTS.
 //
-// Usage: mroce_uc DEV_A GID_INDEX_A DEV_B GID_INDEX_B basic|loss
+// Phase "forge" (run in A's namespace, so a plain UDP socket sends from the
+// address B's QP is connected to): packets forged with the protocol core's
+// builder at B's UC QP: malformed ones, ones outside the MSN window, of
+// the wrong transport, WRITEs with a bad rkey or range, a message without
+// its first packet: nothing is completed or written, the QPs stay in RTS.
+// An in-window forged SEND is delivered (no authentication, as specified)
+// and moves the window, so A's earlier MSNs are dropped until A passes it.
+//
+// Usage: mroce_uc DEV_A GID_INDEX_A DEV_B GID_INDEX_B basic|loss|forge
 // Output is KTAP.  Exit status 0 when every case passed.
 
 #include <infiniband/verbs.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -44,6 +57,7 @@
 #include <thread>
 #include <vector>
 
+#include "mroce_core.h"
 #include "verbs_test.hpp"
 
 namespace {
@@ -750,12 +764,178 @@ void loss_run(bool write_imm)
 		    name + ": both QPs stay in RTS");
 }
 
+
+// ---- forge -------------------------------------------------------------
+
+// A UDP socket sending built packets to B's mroce port.
+class Forger {
+public:
+	explicit Forger(const char *dst) : fd_(socket(AF_INET, SOCK_DGRAM, 0))
+	{
+		to_.sin_family = AF_INET;
+		to_.sin_port = htons(MROCE_UDP_PORT);
+		inet_pton(AF_INET, dst, &to_.sin_addr);
+	}
+	~Forger()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	Forger(const Forger &) = delete;
+	Forger &operator=(const Forger &) = delete;
+	bool ok() const { return fd_ >= 0; }
+	// Build p; edit the bytes (then reseal); send.  False if not sent.
+	bool send(const mroce_pkt &p, void (*edit)(std::vector<uint8_t> &) = nullptr)
+	{
+		std::vector<uint8_t> b(MROCE_MAX_PKT);
+		int n = mroce_pkt_build(b.data(), uint32_t(b.size()), &p);
+		if (n < 0)
+			return false;
+		b.resize(size_t(n));
+		if (edit) {
+			edit(b);
+			mroce_pkt_seal(b.data(), uint32_t(b.size() - 4), uint32_t(b.size()));
+		}
+		++sent;
+		return sendto(fd_, b.data(), b.size(), 0, reinterpret_cast<const sockaddr *>(&to_),
+			      sizeof(to_)) == ssize_t(b.size());
+	}
+	unsigned sent = 0;
+
+private:
+	int fd_;
+	sockaddr_in to_{};
+};
+
+const uint8_t kEvil[MROCE_MAX_PAYLOAD] = {0xee, 0xee, 0xee, 0xee};
+
+// The packet at off of a forged message to qpn (mroce_uc_seg, as a sender).
+mroce_pkt forged(uint8_t op, uint32_t qpn, uint32_t msn, uint32_t len, uint32_t off = 0,
+		 uint64_t va = 0, uint32_t rkey = 0)
+{
+	mroce_uc_msg m{};
+	m.opcode = op;
+	m.msn = msn;
+	m.length = len;
+	m.va = va;
+	m.rkey = rkey;
+	m.imm = 0x666;
+	mroce_pkt p{};
+	mroce_uc_seg(&m, off, 1024, qpn, 0, &p);
+	p.payload = kEvil;
+	return p;
+}
+
+void forge(const char *peer_ip)
+{
+	Pair p = make_pair(Make::plain, "forge");
+	if (!p.ok())
+		return;
+	Qp rc;	// an RC QP of B, connected to A's address
+	{
+		ibv_qp_init_attr a{};
+		a.qp_type = IBV_QPT_RC;
+		a.send_cq = g_b.scq.get();
+		a.recv_cq = g_b.rcq.get();
+		a.cap.max_send_wr = a.cap.max_recv_wr = 16;
+		a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+		rc.reset(ibv_create_qp(g_b.pd.get(), &a));
+	}
+	Forger f(peer_ip);
+	if (!ktap.result(f.ok() && rc, "forge: a UDP socket and an RC QP on B", errstr(errno)))
+		return;
+	const uint32_t qpn = p.qb->qp_num;
+	const uint32_t msn0 = mroce_isn_start(kPsnA, MROCE_ISN_MSN);
+	uint8_t *mem = g_b.buf.data();
+	const uint64_t va = uint64_t(uintptr_t(mem));
+	const uint32_t rkey = g_b.mr->rkey;
+	std::memset(mem, 0, g_b.buf.size());
+	for (uint32_t k = 0; k < 8; k++)
+		post_recv(p.qb.get(), 1000 + k, mem + k * kSlot, kSlot, g_b.mr->lkey);
+
+	// malformed: every one fails the parser
+	using Edit = void (*)(std::vector<uint8_t> &);
+	const Edit malformed[] = {
+		[](std::vector<uint8_t> &b) { b[5] = 1; },		// path
+		[](std::vector<uint8_t> &b) { b[19] = 1; },		// dsn
+		[](std::vector<uint8_t> &b) { b[31] = 1; },		// tx_ts
+		[](std::vector<uint8_t> &b) { b[35] = 1; },		// SETH.rq_seq
+		[](std::vector<uint8_t> &b) { b[3] |= MROCE_F_ACKREQ; },
+		[](std::vector<uint8_t> &b) { b[3] |= MROCE_F_RETX; },
+		[](std::vector<uint8_t> &b) { b[8] = 3; },		// adl
+		[](std::vector<uint8_t> &b) { b[39] += 1; },		// length: LAST wrong
+		[](std::vector<uint8_t> &b) { b[36] = 0x80; b[37] = 1; },	// length > 2^31
+		[](std::vector<uint8_t> &b) { b[6] = 0x10; },		// payload_len
+		[](std::vector<uint8_t> &b) { b.resize(30); },		// short
+	};
+	unsigned sent_bad = 0;
+	for (Edit e : malformed)
+		sent_bad += f.send(forged(MROCE_OP_UC_SEND, qpn, msn0, 100), e);
+	// outside the MSN window
+	for (uint32_t m : {msn0 - 1, msn0 + MROCE_UC_MSN_WND + 1, msn0 + 0x80000000u})
+		f.send(forged(MROCE_OP_UC_SEND, qpn, m, 100));
+	// the wrong transport: a UC packet at the RC QP, an RC SEND at the UC QP
+	f.send(forged(MROCE_OP_UC_SEND, rc->qp_num, msn0, 100));
+	{
+		mroce_pkt q{};
+		q.version = MROCE_WIRE_VERSION;
+		q.opcode = MROCE_OP_SEND;
+		q.flags = MROCE_F_FIRST | MROCE_F_LAST;
+		q.dqpn = qpn;
+		q.msn = msn0;
+		q.seth.length = 100;
+		q.payload = kEvil;
+		q.payload_len = 100;
+		f.send(q);
+	}
+	// in the window, but refused by the responder: a bad rkey, a range past
+	// the region, a message without its first packet
+	f.send(forged(MROCE_OP_UC_WRITE, qpn, msn0 + 1, 100, 0, va, rkey ^ 0x100));
+	f.send(forged(MROCE_OP_UC_WRITE_IMM, qpn, msn0 + 2, 3000, 0, va + g_b.buf.size() - 1000,
+		      rkey));
+	f.send(forged(MROCE_OP_UC_WRITE_IMM, qpn, msn0 + 3, 3000, 1024, va, rkey));
+	f.send(forged(MROCE_OP_UC_WRITE_IMM, qpn, msn0 + 3, 3000, 2048, va, rkey));
+	auto wc = poll_n(g_b.rcq.get(), 1, ms(500));
+	bool clean = std::all_of(g_b.buf.begin(), g_b.buf.end(), [](uint8_t c) { return !c; });
+	ktap.result(sent_bad == std::size(malformed) && wc.empty() && clean,
+		    "forge: malformed, out-of-window, wrong-transport, bad-rkey, past-the-region "
+		    "and headless packets complete nothing and write nothing",
+		    std::to_string(sent_bad) + " malformed sent, " + std::to_string(wc.size()) +
+			    " completions, memory " + (clean ? "clean" : "written"));
+	ktap.result(qp_state(p.qa.get()) == IBV_QPS_RTS && qp_state(p.qb.get()) == IBV_QPS_RTS &&
+			    qp_state(rc.get()) == IBV_QPS_RESET,
+		    "forge: the QPs keep their states");
+	ktap.note("forge: " + std::to_string(f.sent) + " packets forged");
+
+	// In the window: delivered, as the real peer's would be (3.10).
+	f.send(forged(MROCE_OP_UC_SEND, qpn, msn0 + 4, 100));
+	wc = poll_n(g_b.rcq.get(), 1, ms(10000));
+	ktap.result(wc.size() == 1 && wc[0].wr_id == 1000 && wc[0].byte_len == 100 &&
+			    mem[0] == 0xee && mem[4] == 0,
+		    "forge: an in-window SEND from the peer's address is delivered (no "
+		    "authentication, as specified)");
+	// ... and moved the window: A's MSNs up to msn0 + 4 are dropped now.
+	uint8_t *src = g_a.buf.data();
+	for (uint32_t k = 0; k < 6; k++) {
+		fill(src + k * 256, 1100 + k, 200);
+		post_send(p.qa.get(), IBV_WR_SEND, 1100 + k, src + k * 256, 200);
+	}
+	auto s = poll_n(g_a.scq.get(), 6, ms(10000));
+	wc = poll_n(g_b.rcq.get(), 2, ms(1000));
+	bool ok = s.size() == 6 && wc.size() == 1 && wc[0].wr_id == 1001 &&
+		  wc[0].byte_len == 200 && is_pattern(mem + kSlot, 1105, 200);
+	ktap.result(ok, "forge: the genuine sender's MSNs behind the forged one are dropped, "
+			"the next one is delivered",
+		    std::to_string(s.size()) + " sent, " + std::to_string(wc.size()) + " received");
+}
 } // namespace
 
 int main(int argc, char **argv)
 {
-	if (argc != 6 || (std::strcmp(argv[5], "basic") && std::strcmp(argv[5], "loss"))) {
-		std::fprintf(stderr, "usage: %s DEV_A GID_INDEX_A DEV_B GID_INDEX_B basic|loss\n",
+	if (argc < 6 || (std::strcmp(argv[5], "basic") && std::strcmp(argv[5], "loss") &&
+			 std::strcmp(argv[5], "forge"))) {
+		std::fprintf(stderr,
+			     "usage: %s DEV_A GID_INDEX_A DEV_B GID_INDEX_B basic|loss|forge [B_IP]\n",
 			     argv[0]);
 		return 2;
 	}
@@ -765,6 +945,8 @@ int main(int argc, char **argv)
 		return ktap.finish();
 	if (!std::strcmp(argv[5], "basic")) {
 		basic();
+	} else if (!std::strcmp(argv[5], "forge")) {
+		forge(argc > 6 ? argv[6] : "10.12.0.2");
 	} else {
 		loss_run(false);
 		loss_run(true);
