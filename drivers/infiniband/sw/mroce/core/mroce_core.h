@@ -775,8 +775,13 @@ const char *mroce_conn_check(const struct mroce_conn *c);
  * lock), like the connection's.
  */
 
-/* MSNs ahead of the next expected one that a packet may name. */
-#define MROCE_UC_MSN_WND	0x10000u
+/*
+ * MSNs ahead of the next expected one that a packet may name: a blind
+ * forger hits it once in 2^12 tries (as an RC connection's DSN window of
+ * 4096), and the receiver follows a sender through up to 2^20 - 1 lost
+ * messages in a row.
+ */
+#define MROCE_UC_MSN_WND	0x100000u
 
 /* Receiver: the message being assembled, if any. */
 struct mroce_uc_rx {
