@@ -47,6 +47,10 @@ enum mroce_opcode {
 	MROCE_OP_PROBE		= 0x11,
 	MROCE_OP_UD_SEND	= 0x12,	/* unreliable datagram (UD, GSI) */
 	MROCE_OP_UD_SEND_IMM	= 0x13,
+	MROCE_OP_UC_SEND	= 0x14,	/* unreliable connected (UC QPs) */
+	MROCE_OP_UC_SEND_IMM	= 0x15,
+	MROCE_OP_UC_WRITE	= 0x16,
+	MROCE_OP_UC_WRITE_IMM	= 0x17,
 };
 
 /* Base header flags (base header bytes 2..3). */
@@ -149,6 +153,14 @@ enum mroce_syndrome {
 	MROCE_SYN_REM_OP	= 4,	/* fatal: responder could not execute */
 	MROCE_SYN_MAX		= 4,
 };
+
+/*
+ * Unreliable connected (UC) packets carry the extensions of their RC
+ * counterparts (UC_SEND: SETH; UC_SEND_IMM: SETH, IMETH; UC_WRITE: RETH;
+ * UC_WRITE_IMM: RETH, SETH, IMETH) on one path: path, dsn, tx_ts and
+ * SETH.rq_seq zero; psn counts the sender QP's UC packets; msn numbers
+ * its messages; offset places the payload.  Never acknowledged.
+ */
 
 /*
  * Datagram extension (UD_SEND, UD_SEND_IMM), 8 bytes.  A datagram is one

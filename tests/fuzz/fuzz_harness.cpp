@@ -330,3 +330,176 @@ int mroce_fuzz_conn(const uint8_t *data, size_t size)
 	}
 	return 0;
 }
+
+namespace {
+
+// What the harness knows of the message the UC receiver is assembling.
+struct UcModel {
+	bool live = false;
+	mroce_pkt first{};	// its first accepted packet (fields only)
+	uint64_t next_off = 0;	// bytes accepted: each exactly once, in order
+};
+
+// A UC message to send, built by the script.
+struct UcSent {
+	mroce_uc_msg m;
+	std::vector<std::vector<uint8_t>> pkts;
+};
+
+uint8_t uc_byte(uint32_t msn, uint32_t off) { return (uint8_t)(msn * 7 + off * 13 + 1); }
+
+bool uc_same(const mroce_pkt &a, const mroce_pkt &b)
+{
+	uint32_t la = a.ext & MROCE_EXT_RETH ? a.reth.length : a.seth.length;
+	uint32_t lb = b.ext & MROCE_EXT_RETH ? b.reth.length : b.seth.length;
+	return a.opcode == b.opcode && a.msn == b.msn && la == lb &&
+	       (!(a.ext & MROCE_EXT_RETH) ||
+		(a.reth.va == b.reth.va && a.reth.rkey == b.reth.rkey)) &&
+	       (!(a.ext & MROCE_EXT_IMETH) || a.imm == b.imm);
+}
+
+}  // namespace
+
+int mroce_fuzz_uc(const uint8_t *data, size_t size)
+{
+	Input in{ data, size };
+	const uint32_t mtu = 256u << (in.u8() % 5);	/* 256 .. 4096 */
+	const uint32_t isn = in.u32() & MROCE_ISN_MASK;
+	mroce_uc_rx u;
+	mroce_uc_rx_init(&u, isn, mtu);
+	UcModel model;
+	std::vector<std::vector<uint8_t>> chan;	/* packets in flight, in order */
+	uint32_t msn = mroce_isn_start(isn, MROCE_ISN_MSN);
+	uint64_t broken = 0;
+	int steps = 0;
+
+	auto deliver = [&](const std::vector<uint8_t> &b) {
+		mroce_pkt p;
+		if (mroce_pkt_parse(b.data(), (uint32_t)b.size(), &p))
+			return;
+		mroce_uc_step st;
+		const bool was_live = u.live;
+		const uint32_t was_nxt = u.msn_nxt;
+		int ret = mroce_uc_rx_pkt(&u, &p, &st);
+		if (!mroce_op_is_uc(p.opcode)) {
+			if (ret != MROCE_E_OPCODE)
+				fail("uc: a non-UC packet was taken");
+			return;
+		}
+		if (u.broken < broken)
+			fail("uc: broken went backwards");
+		broken = u.broken;
+		if (st.aborted && !was_live)
+			fail("uc: aborted with no message being assembled");
+		if (ret == MROCE_E_WINDOW || ret == MROCE_E_DUP) {
+			if (u.msn_nxt != was_nxt || st.aborted)
+				fail("uc: a refused packet changed the window");
+			if (ret == MROCE_E_DUP && !u.live)
+				fail("uc: a duplicate ended the message");
+		}
+		if (st.aborted || (ret && !u.live))
+			model.live = false;
+		if (ret)
+			return;
+		if (st.first) {
+			if (!(p.flags & MROCE_F_FIRST) || p.offset)
+				fail("uc: a message starts without its first packet");
+			model.live = true;
+			model.first = p;
+			model.next_off = 0;
+		} else if (!model.live || !uc_same(model.first, p)) {
+			fail("uc: a packet of another message was accepted");
+		}
+		if (p.offset != model.next_off)
+			fail("uc: a packet accepted out of place (gap or overlap)");
+		if (p.payload_len > mtu)
+			fail("uc: a payload larger than mtu was accepted");
+		model.next_off += p.payload_len;
+		uint32_t len = p.ext & MROCE_EXT_RETH ? p.reth.length : p.seth.length;
+		if (model.next_off > len)
+			fail("uc: accepted beyond the message length");
+		if (st.last != (model.next_off == len && (p.flags & MROCE_F_LAST)))
+			fail("uc: completion does not match full coverage");
+		if (st.last) {
+			model.live = false;
+			if (u.live)
+				fail("uc: still assembling a completed message");
+		}
+		if (u.live && u.next_off > u.length)
+			fail("uc: receiver state beyond its message");
+	};
+
+	while (!in.done() && ++steps < 4000) {
+		uint8_t op = in.u8();
+		switch (op % 6) {
+		case 0: {	/* a raw packet, sealed so it reaches the checks */
+			uint16_t n = in.u16() % 200;
+			std::vector<uint8_t> b(n + MROCE_MIN_PKT);
+			for (auto &c : b)
+				c = in.u8();
+			b[0] = MROCE_WIRE_VERSION;
+			if (op & 0x80)
+				b[1] = MROCE_OP_UC_SEND + (b[1] & 3);
+			mroce_pkt_seal(b.data(), (uint32_t)b.size() - 4, (uint32_t)b.size());
+			deliver(b);
+			break;
+		}
+		case 1: {	/* a genuine message into the channel */
+			UcSent s{};
+			s.m.opcode = MROCE_OP_UC_SEND + in.u8() % 4;
+			s.m.length = in.u16() % (4 * mtu + 1);
+			s.m.msn = msn + in.u8() % 3;	/* sometimes skip MSNs */
+			msn = s.m.msn + 1;
+			s.m.va = 0x1000 * (in.u8() % 4);
+			s.m.rkey = in.u8() % 2;
+			s.m.imm = in.u8();
+			std::vector<uint8_t> pl(s.m.length);
+			for (uint32_t k = 0; k < s.m.length; k++)
+				pl[k] = uc_byte(s.m.msn, k);
+			uint32_t off = 0;
+			do {
+				mroce_pkt p;
+				int n = mroce_uc_seg(&s.m, off, mtu, 1, 0, &p);
+				if (n < 0)
+					fail("uc: mroce_uc_seg refused a valid message");
+				p.payload = pl.data() + off;
+				std::vector<uint8_t> b(MROCE_MAX_PKT);
+				int len = mroce_pkt_build(b.data(), (uint32_t)b.size(), &p);
+				if (len < 0)
+					fail("uc: a segment does not build");
+				b.resize(len);
+				if (chan.size() < 256)
+					chan.push_back(std::move(b));
+				off += n;
+			} while (off < s.m.length);
+			break;
+		}
+		case 2:		/* deliver the oldest packet */
+		case 3:
+			if (!chan.empty()) {
+				deliver(chan.front());
+				chan.erase(chan.begin());
+			}
+			break;
+		case 4: {	/* lose, duplicate or swap the oldest */
+			if (chan.empty())
+				break;
+			uint8_t how = in.u8() % 3;
+			if (how == 0)
+				chan.erase(chan.begin());
+			else if (how == 1)
+				deliver(chan.front());
+			else if (chan.size() > 1)
+				std::swap(chan[0], chan[1]);
+			break;
+		}
+		case 5:		/* the embedder refuses the current message */
+			mroce_uc_rx_abort(&u);
+			if (u.live)
+				fail("uc: abort left a message being assembled");
+			model.live = false;
+			break;
+		}
+	}
+	return 0;
+}

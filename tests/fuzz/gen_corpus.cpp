@@ -30,6 +30,8 @@ int main(int argc, char **argv)
 		MROCE_OP_READ_RESP, MROCE_OP_CMP_SWAP, MROCE_OP_FETCH_ADD,
 		MROCE_OP_ATOMIC_RESP, MROCE_OP_ACK, MROCE_OP_PROBE,
 		MROCE_OP_UD_SEND, MROCE_OP_UD_SEND_IMM,
+		MROCE_OP_UC_SEND, MROCE_OP_UC_SEND_IMM, MROCE_OP_UC_WRITE,
+		MROCE_OP_UC_WRITE_IMM,
 	};
 	for (uint8_t op : ops) {
 		mroce_pkt p{};
@@ -41,7 +43,10 @@ int main(int argc, char **argv)
 		p.msn = 5;
 		bool data = op == MROCE_OP_SEND || op == MROCE_OP_SEND_IMM ||
 			    op == MROCE_OP_SEND_INV || op == MROCE_OP_WRITE ||
-			    op == MROCE_OP_WRITE_IMM || op == MROCE_OP_READ_RESP;
+			    op == MROCE_OP_WRITE_IMM || op == MROCE_OP_READ_RESP ||
+			    mroce_op_is_uc(op);
+		if (mroce_op_is_uc(op))
+			p.path = p.dsn = 0;	/* one path, no DSN */
 		if (op != MROCE_OP_ACK && op != MROCE_OP_PROBE)
 			p.flags = MROCE_F_FIRST | MROCE_F_LAST;
 		if (data) {
@@ -77,6 +82,20 @@ int main(int argc, char **argv)
 		b.resize(n);
 		put(dir + "/fuzz_parse/op-10-blocks", b);
 	}
+	/*
+	 * fuzz_uc: mtu, isn (4 bytes), then ops: 1 = a message (opcode,
+	 * length (2), msn skip, va, rkey, imm), 2 = deliver, 4 = lose /
+	 * duplicate / swap, 5 = abort, 0 = a raw packet.
+	 */
+	const std::vector<std::vector<uint8_t>> uc = {
+		{ 2, 0x85, 0xc6, 0x9f, 0, 1, 0, 0x10, 0x0c, 0, 0, 1, 5, 2, 2, 2, 2 },
+		{ 0, 1, 0, 0, 0, 1, 1, 0x00, 0x04, 0, 0, 0, 7, 1, 2, 0x00, 0x02, 1, 1, 1, 9,
+		  4, 0, 2, 2, 2, 2, 2, 2 },
+		{ 1, 0, 0, 0, 0, 1, 3, 0x00, 0x06, 0, 2, 1, 3, 4, 1, 2, 4, 2, 2, 2, 5, 2 },
+		{ 4, 7, 7, 7, 0, 1, 0, 0x00, 0x30, 2, 0, 0, 0, 0x80, 0x40, 0, 2, 2, 2 },
+	};
+	for (size_t i = 0; i < uc.size(); i++)
+		put(dir + "/fuzz_uc/script-" + std::to_string(i), uc[i]);
 	/* fuzz_conn: params, then post/tx/deliver/ack/timer ops */
 	const std::vector<std::vector<uint8_t>> scripts = {
 		{ 1, 2, 0, 7, 0, 3, 0x00, 0x10, 0, 0, 1, 4, 0, 0, 1, 5, 0, 0 },

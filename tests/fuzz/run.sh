@@ -51,7 +51,7 @@ for src in "$core"/*.c "$here/fuzz_harness.cpp"; do
 	objs+=("$obj")
 done
 
-targets=(fuzz_parse fuzz_conn)
+targets=(fuzz_parse fuzz_conn fuzz_uc)
 for t in "${targets[@]}"; do
 	"$cxx" -std=c++20 $san -fsanitize=fuzzer -I"$core" -I"$top/include" \
 		"$here/$t.cpp" "${objs[@]}" -o "$build/$t"

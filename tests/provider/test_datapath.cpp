@@ -249,7 +249,17 @@ INSTANTIATE_TEST_SUITE_P(
 		BadCase{"atomic_no_sge", [](ibv_send_wr &w, mroce_qp_limits &) {
 				w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD; w.num_sge = 0; }, EINVAL},
 		BadCase{"ud_write", [](ibv_send_wr &w, mroce_qp_limits &l) {
-				l.qp_type = IBV_QPT_UD; w.opcode = IBV_WR_RDMA_WRITE; }, EINVAL}),
+				l.qp_type = IBV_QPT_UD; w.opcode = IBV_WR_RDMA_WRITE; }, EINVAL},
+		BadCase{"uc_read", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UC; w.opcode = IBV_WR_RDMA_READ; }, EINVAL},
+		BadCase{"uc_cmp_swap", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UC; w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+				w.sg_list->length = 8; }, EINVAL},
+		BadCase{"uc_fetch_add", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UC; w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+				w.sg_list->length = 8; }, EINVAL},
+		BadCase{"uc_send_inv", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UC; w.opcode = IBV_WR_SEND_WITH_INV; }, EINVAL}),
 	[](const testing::TestParamInfo<BadCase> &i) { return std::string(i.param.name); });
 
 TEST(SqPost, FullRingReportsEnomem)
@@ -292,6 +302,33 @@ TEST(EncodeSend, UdCarriesAddressHandle)
 	wr.opcode = IBV_WR_SEND;
 	wr.wr.ud.ah = nullptr;
 	EXPECT_EQ(mroce::encode_send(wr, lim, ah_num_of, slot), EINVAL);
+}
+
+// UC: the RC encoding of SEND/WRITE (no address handle), nothing else.
+TEST(EncodeSend, UcSendAndWrite)
+{
+	std::vector<std::byte> slot(kSendSlot);
+	ibv_sge sge{0x1000, 64, 0x42};
+	ibv_send_wr wr{};
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = htobe32(0xabcd);
+	wr.wr.rdma.remote_addr = 0x2000;
+	wr.wr.rdma.rkey = 0x77;
+	mroce_qp_limits lim{IBV_QPT_UC, 1, 1, 0};
+	ASSERT_EQ(mroce::encode_send(wr, lim, nullptr, slot), 0);
+	mroce_send_wqe w;
+	std::memcpy(&w, slot.data(), sizeof(w));
+	EXPECT_EQ(w.opcode, uint32_t(MROCE_WR_RDMA_WRITE_WITH_IMM));
+	EXPECT_EQ(w.wr.rdma.remote_addr, 0x2000u);
+	EXPECT_EQ(w.wr.rdma.rkey, 0x77u);
+	EXPECT_EQ(w.imm_data, htobe32(0xabcd));
+	EXPECT_EQ(w.num_sge, 1u);
+	for (ibv_wr_opcode op : {IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE}) {
+		wr.opcode = op;
+		EXPECT_EQ(mroce::encode_send(wr, lim, nullptr, slot), 0) << op;
+	}
 }
 
 TEST(SqPost, UdSendIsQueued)

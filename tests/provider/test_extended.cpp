@@ -545,6 +545,13 @@ TEST(QpxCheck, AcceptsWhatTheKernelRuns)
 	EXPECT_EQ(mroce_qpx_check(&a), 0);
 	a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	EXPECT_EQ(mroce_qpx_check(&a), 0);		// UD ibv_wr_*
+	// UC: SEND and WRITE, with and without immediate
+	a = qp_attr(IBV_QPT_UC);
+	a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			   IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	EXPECT_EQ(mroce_qpx_check(&a), 0);
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	EXPECT_EQ(mroce_qpx_check(&a), 0);
 }
 
 struct QpxBad {
@@ -577,9 +584,18 @@ INSTANTIATE_TEST_SUITE_P(
 			       a.qp_type = IBV_QPT_UD;
 			       a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE; },
 		       EOPNOTSUPP},
-		QpxBad{"uc", [](ibv_qp_init_attr_ex &a) {
+		QpxBad{"uc_read", [](ibv_qp_init_attr_ex &a) {
 			       a.qp_type = IBV_QPT_UC;
-			       a.send_ops_flags = IBV_QP_EX_WITH_SEND; }, EOPNOTSUPP},
+			       a.send_ops_flags = IBV_QP_EX_WITH_SEND |
+						  IBV_QP_EX_WITH_RDMA_READ; }, EOPNOTSUPP},
+		QpxBad{"uc_atomics", [](ibv_qp_init_attr_ex &a) {
+			       a.qp_type = IBV_QPT_UC;
+			       a.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD; }, EOPNOTSUPP},
+		QpxBad{"uc_send_inv", [](ibv_qp_init_attr_ex &a) {
+			       a.qp_type = IBV_QPT_UC;
+			       a.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_INV; }, EOPNOTSUPP},
+		QpxBad{"uc_all", [](ibv_qp_init_attr_ex &a) {
+			       a.qp_type = IBV_QPT_UC; }, EOPNOTSUPP},
 		QpxBad{"xrc_send", [](ibv_qp_init_attr_ex &a) {
 			       a.qp_type = IBV_QPT_XRC_SEND; }, EOPNOTSUPP},
 		QpxBad{"xrcd", [](ibv_qp_init_attr_ex &a) {

@@ -75,6 +75,11 @@ TEST(FuzzRegressions, ReplayConnCorpus)
 	replay_corpus("fuzz_conn", mroce_fuzz_conn);
 }
 
+TEST(FuzzRegressions, ReplayUcCorpus)
+{
+	replay_corpus("fuzz_uc", mroce_fuzz_uc);
+}
+
 // The hand-made seeds (gen_corpus.cpp, one valid packet per opcode) must
 // stay valid packets: the parser accepts each of them.
 TEST(FuzzRegressions, SeedCorpusParses)

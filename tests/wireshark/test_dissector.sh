@@ -33,17 +33,17 @@ ts() {	# ts PCAP tshark-args...: fields (tab-separated become /)
 	tshark -X lua_script:"$lua" -r "$f" "$@" 2>>"$tmp/err" | tr '\t' /
 }
 bad='_ws.malformed || _ws.expert.severity >= 0x00600000 || mroce.rsvd.nonzero'
-echo "1..12"
+echo "1..13"
 check "every packet decodes as mroce" \
-	"$(ts "$tmp/ok.pcap" -T fields -e frame.protocols | grep -c ':mroce$')" 15
+	"$(ts "$tmp/ok.pcap" -T fields -e frame.protocols | grep -c ':mroce$')" 19
 check "opcodes in order" \
 	"$(ts "$tmp/ok.pcap" -T fields -e mroce.opcode | tr '\n' ' ')" \
-	"0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x10 0x10 0x11 0x12 0x13 "
+	"0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x10 0x10 0x11 0x12 0x13 0x14 0x15 0x16 0x17 "
 # the filter itself works: it finds the damaged packet of bad.pcap
 check "no malformed packet, no expert warning or error" \
 	"$(ts "$tmp/ok.pcap" -Y "$bad" -T fields -e frame.number | wc -l)/$(ts "$tmp/bad.pcap" -Y "$bad" -T fields -e frame.number)" "0/4"
 check "every ICRC correct" \
-	"$(ts "$tmp/ok.pcap" -T fields -e mroce.icrc.ok | sort | uniq -c | awk '{print $1 "x" $2}')" "15x1"
+	"$(ts "$tmp/ok.pcap" -T fields -e mroce.icrc.ok | sort | uniq -c | awk '{print $1 "x" $2}')" "19x1"
 check "base header fields" \
 	"$(ts "$tmp/ok.pcap" -Y 'frame.number == 4' -T fields -e mroce.path -e mroce.dqpn -e mroce.psn -e mroce.dsn -e mroce.msn -e mroce.tx_ts -e mroce.flags.first -e mroce.flags.last)" \
 	"3/0x00000123/1000/2000/30/123456/1/0"
@@ -62,6 +62,9 @@ check "RNR NAK syndrome and timer" \
 check "atomic and datagram headers" \
 	"$(ts "$tmp/ok.pcap" -Y 'frame.number == 10 || frame.number == 14' -T fields -e mroce.atketh.orig -e mroce.deth.qkey -e mroce.deth.src_qpn | tr '\n' ' ')" \
 	"0x1122334455667788// /0x80010000/0x00000456 "
+check "UC headers (UC_WRITE_IMM: RETH, SETH, IMETH)" \
+	"$(ts "$tmp/ok.pcap" -Y 'frame.number == 19' -T fields -e mroce.opcode -e mroce.msn -e mroce.reth.va -e mroce.reth.rkey -e mroce.seth.length -e mroce.imeth.imm)" \
+	"0x17/77/0x00007f0000002000/0x00004321/100/0x00000033"
 check "a damaged payload fails its ICRC, only there" \
 	"$(ts "$tmp/bad.pcap" -Y 'mroce.icrc.bad' -T fields -e frame.number | tr '\n' ' ')" "4 "
 check "no Lua error" "$(grep -ci 'lua' "$tmp/err")" 0

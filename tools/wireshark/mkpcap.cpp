@@ -193,6 +193,21 @@ int main(int argc, char **argv)
 	p.opcode = MROCE_OP_UD_SEND_IMM;
 	p.imm = 0x22;
 	pkts.push_back(build(p));
+	/* UC: one packet of each opcode, as mroce_uc_seg() makes them */
+	for (uint8_t op : { MROCE_OP_UC_SEND, MROCE_OP_UC_SEND_IMM, MROCE_OP_UC_WRITE,
+			    MROCE_OP_UC_WRITE_IMM }) {
+		mroce_uc_msg m{};
+		m.opcode = op;
+		m.msn = 77;
+		m.length = 100;
+		m.va = 0x7f0000002000ULL;
+		m.rkey = 0x4321;
+		m.imm = 0x33;
+		if (mroce_uc_seg(&m, 0, 1024, 0x123, 5, &p) != 100)
+			return 1;
+		p.payload = pl;
+		pkts.push_back(build(p));
+	}
 
 	if (corrupt)
 		pkts[3][48 + 10] ^= 0x01;	/* the WRITE's payload */

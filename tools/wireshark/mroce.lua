@@ -25,6 +25,8 @@ local OP = {
 	[0x07] = "READ_RESP", [0x08] = "CMP_SWAP", [0x09] = "FETCH_ADD",
 	[0x0a] = "ATOMIC_RESP", [0x10] = "ACK", [0x11] = "PROBE",
 	[0x12] = "UD_SEND", [0x13] = "UD_SEND_IMM",
+	[0x14] = "UC_SEND", [0x15] = "UC_SEND_IMM", [0x16] = "UC_WRITE",
+	[0x17] = "UC_WRITE_IMM",
 }
 -- Extension headers per opcode, in wire order (table 3.3).
 local EXT = {
@@ -34,6 +36,8 @@ local EXT = {
 	[0x07] = { "RRETH" }, [0x08] = { "AETH" }, [0x09] = { "AETH" },
 	[0x0a] = { "ATKETH" }, [0x10] = { "ACKETH" }, [0x11] = {},
 	[0x12] = { "DETH" }, [0x13] = { "IMETH", "DETH" },
+	[0x14] = { "SETH" }, [0x15] = { "SETH", "IMETH" }, [0x16] = { "RETH" },
+	[0x17] = { "RETH", "SETH", "IMETH" },
 }
 local EXT_LEN = { RETH = 16, SETH = 8, IMETH = 4, RRETH = 8, AETH = 32,
 		  ATKETH = 8, ACKETH = 64, DETH = 8 }

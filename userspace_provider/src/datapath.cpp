@@ -120,6 +120,12 @@ int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
 	}
 	if (ud && w.opcode != MROCE_WR_SEND && w.opcode != MROCE_WR_SEND_WITH_IMM)
 		return EINVAL;
+	// UC: SEND, SEND_WITH_IMM, RDMA_WRITE(_WITH_IMM); no READ, atomics or
+	// SEND_WITH_INV (IBA table 38), refused at post as rxe does.
+	if (lim.qp_type == IBV_QPT_UC && w.opcode != MROCE_WR_SEND &&
+	    w.opcode != MROCE_WR_SEND_WITH_IMM && w.opcode != MROCE_WR_RDMA_WRITE &&
+	    w.opcode != MROCE_WR_RDMA_WRITE_WITH_IMM)
+		return EINVAL;
 	const unsigned known = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
 	if (wr.send_flags & ~known)
 		return EOPNOTSUPP;

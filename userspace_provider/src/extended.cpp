@@ -21,12 +21,15 @@ namespace {
 // The send operations the kernel executes on UD QPs.
 constexpr uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 
-// The send operations the kernel executes on RC QPs.
+// The send operations the kernel executes on RC QPs, and on UC QPs.
 constexpr uint64_t kRcSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+constexpr uint64_t kUcSendOps =
+	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
+	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 
 uint64_t send_op_bit(ibv_wr_opcode op)
 {
@@ -323,13 +326,16 @@ int mroce_qpx_check(const struct ibv_qp_init_attr_ex *attr)
 		return EINVAL;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
 		return EOPNOTSUPP;
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD)
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD)
 		return EOPNOTSUPP;
 	if (attr->srq)
 		return EOPNOTSUPP;	// SRQs: through ibv_create_qp only, for now
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		const uint64_t ok = attr->qp_type == IBV_QPT_RC ? mroce::kRcSendOps
-								: mroce::kUdSendOps;
+		// UC has no READ or atomics (IBA table 38): asking for them fails.
+		const uint64_t ok = attr->qp_type == IBV_QPT_RC   ? mroce::kRcSendOps
+				    : attr->qp_type == IBV_QPT_UC ? mroce::kUcSendOps
+								  : mroce::kUdSendOps;
 		if (attr->send_ops_flags & ~ok)
 			return EOPNOTSUPP;
 	}

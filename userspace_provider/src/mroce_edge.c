@@ -481,7 +481,8 @@ static struct ibv_qp *mroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 	struct mroce_qp *qp;
 	int ret;
 
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -94,7 +94,7 @@ int mroce_rq_post(struct mroce_uring *rq, const struct mroce_qp_limits *lim,
 /*
  * ibv_create_qp_ex attributes mroce can honour: 0, EOPNOTSUPP (a feature the
  * kernel lacks: XRC, RSS, TSO, create flags, SRQ, send ops it cannot
- * execute, any send op on a non-RC QP) or EINVAL (no PD).
+ * execute -- READ and atomics on UC, any send op on UD) or EINVAL (no PD).
  */
 int mroce_qpx_check(const struct ibv_qp_init_attr_ex *attr);
 

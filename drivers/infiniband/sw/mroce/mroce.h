@@ -123,6 +123,10 @@ struct mroce_dev_stats {
 	atomic64_t rx_rejected;		/* of those, refused by the core */
 	atomic64_t rx_ud_no_wqe;	/* datagram without a receive WQE */
 	atomic64_t rx_ud_qkey;		/* datagram with the wrong Q_Key */
+	atomic64_t rx_uc_msgs;		/* UC messages received whole */
+	atomic64_t rx_uc_broken;	/* UC messages dropped: packet lost */
+	atomic64_t rx_uc_no_wqe;	/* UC messages dropped: no receive */
+	atomic64_t rx_uc_refused;	/* UC messages dropped: length, rkey */
 	atomic64_t tx_packets;
 	atomic64_t tx_errors;		/* no route, no memory */
 	atomic64_t mr_fast_reg;		/* IB_WR_REG_MR executed */
@@ -532,6 +536,7 @@ struct mroce_qp {
 	u32 rq_base, rq_seen, rq_done;
 	void *rq_shadow;
 	u32 ud_seq;			/* UD: datagrams sent (PSN) */
+	struct mroce_uc *uc;		/* UC: datapath state (mroce_uc.c) */
 	/*
 	 * RC, under lock: what the QP's earlier connections counted (a QP
 	 * taken back through RESET starts a new one at RTR, which zeroes
@@ -740,6 +745,19 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 		 struct mroce_dp *dp);
+
+/* mroce_rc.c: send WQE validation, shared with UC. */
+struct mroce_wr;
+u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp, const struct mroce_send_wqe *w,
+		       u32 idx, struct mroce_wr *wr);
+
+/* mroce_uc.c: UC QPs (lock held and RCU, but create and destroy). */
+int mroce_uc_create(struct mroce_qp *qp);
+void mroce_uc_destroy(struct mroce_qp *qp);
+void mroce_uc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
+void mroce_uc_recv(struct mroce_qp *qp, const void *pkt, struct mroce_dp *dp);
+void mroce_uc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
+		     enum ib_qp_state next, struct mroce_dp *dp);
 
 /* mroce_wq.c: the work-queue shadows, shared by RC and UD (lock held). */
 int mroce_wq_alloc(struct mroce_qp *qp);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Queue pairs: RC, UD and the GSI QP1 (handled like UD), their
+ * Queue pairs: RC, UC, UD and the GSI QP1 (handled like UD), their
  * send/receive rings, the state machine and attribute validation.
  *
  * Posting: for user QPs the provider writes WQEs into the mmap()ed rings
@@ -57,6 +57,7 @@ static int mroce_qp_check_init(struct mroce_dev *mdev,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
+	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
 	case IB_QPT_GSI:
@@ -86,8 +87,9 @@ static int mroce_qp_check_init(struct mroce_dev *mdev,
 
 /*
  * The QP's timer (softirq, HRTIMER_MODE_ABS_SOFT): the RC core's timers
- * and deferred transmission; for UD and GSI QPs a doorbell rung with
- * interrupts disabled (kernel ULPs) or a flush in the error state.
+ * and deferred transmission; for UC the rest of a long message; for UC,
+ * UD and GSI QPs a doorbell rung with interrupts disabled (kernel ULPs)
+ * or a flush in the error state.
  */
 static enum hrtimer_restart mroce_qp_timer(struct hrtimer *t)
 {
@@ -100,6 +102,8 @@ static enum hrtimer_restart mroce_qp_timer(struct hrtimer *t)
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->ibqp.qp_type == IB_QPT_RC) {
 		mroce_rc_timer(qp, &dp);
+	} else if (qp->ibqp.qp_type == IB_QPT_UC) {
+		mroce_uc_doorbell(qp, &dp);
 	} else {
 		mroce_ud_doorbell(qp, &dp);
 		if (qp->state == IB_QPS_ERR)
@@ -198,11 +202,12 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = mroce_wq_alloc(qp);
 	if (err)
 		goto err_xa;
-	if (init->qp_type == IB_QPT_RC) {
+	if (init->qp_type == IB_QPT_RC)
 		err = mroce_rc_create(qp);
-		if (err)
-			goto err_wq;
-	}
+	else if (init->qp_type == IB_QPT_UC)
+		err = mroce_uc_create(qp);
+	if (err)
+		goto err_wq;
 
 	if (udata) {
 		resp.sq_mmap_offset = mroce_ring_mmap_offset(&qp->sq);
@@ -228,6 +233,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 err_rc:
 	mroce_rc_destroy(qp);
+	mroce_uc_destroy(qp);
 err_wq:
 	mroce_wq_free(qp);
 err_xa:
@@ -266,6 +272,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	hrtimer_cancel(&qp->timer);
 	mroce_hwc_qp_final(mdev, qp);
 	mroce_rc_destroy(qp);
+	mroce_uc_destroy(qp);
 	mroce_wq_free(qp);
 	mroce_ring_free(mdev, &qp->rq);
 	mroce_ring_free(mdev, &qp->sq);
@@ -355,7 +362,8 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EOPNOTSUPP;	/* no driver-specific modify data */
 
 	/* Resolve the AV before taking the lock; it does not sleep either. */
-	if ((mask & IB_QP_AV) && ibqp->qp_type == IB_QPT_RC) {
+	if ((mask & IB_QP_AV) && (ibqp->qp_type == IB_QPT_RC ||
+				  ibqp->qp_type == IB_QPT_UC)) {
 		err = mroce_av_from_attr(mdev, &av, &attr->ah_attr);
 		if (err)
 			return err;
@@ -390,7 +398,8 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
 	if (mask & IB_QP_AV) {
-		if (ibqp->qp_type == IB_QPT_RC) {
+		if (ibqp->qp_type == IB_QPT_RC ||
+		    ibqp->qp_type == IB_QPT_UC) {
 			qp->av = av;
 			qp->av_valid = true;
 		}
@@ -431,6 +440,8 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			rcu_read_lock();
 			if (ibqp->qp_type == IB_QPT_RC)
 				mroce_rc_modify(qp, cur, next, &dp);
+			else if (ibqp->qp_type == IB_QPT_UC)
+				mroce_uc_modify(qp, cur, next, &dp);
 			else
 				mroce_ud_modify(qp, next, &dp);
 			rcu_read_unlock();
@@ -577,7 +588,13 @@ static int mroce_post_one_send(struct mroce_qp *qp,
 		sq->ctl->producer = prod + 1;
 		return 0;
 	}
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
+	/* UC: SEND, SEND_WITH_IMM, RDMA_WRITE(_WITH_IMM) (IBA table 38) */
+	if (qp->ibqp.qp_type == IB_QPT_UC &&
+	    wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM &&
+	    wr->opcode != IB_WR_RDMA_WRITE &&
+	    wr->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
+		return -EINVAL;
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
 		if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
 			return -EINVAL;
 		wqe->wr.ud.ah_num = to_mah(ud_wr(wr)->ah)->ah_num;
@@ -664,6 +681,8 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (ibqp->qp_type == IB_QPT_RC)
 		mroce_rc_doorbell(qp, &dp);
+	else if (ibqp->qp_type == IB_QPT_UC)
+		mroce_uc_doorbell(qp, &dp);
 	else
 		mroce_ud_doorbell(qp, &dp);
 out:

@@ -215,9 +215,10 @@ static s64 mroce_recv_len(const struct mroce_recv_wqe *w)
 
 /*
  * Validate a send WQE (in the shadow) and describe it to the core.
- * Returns 0 or the completion status it fails with.
+ * Returns 0 or the completion status it fails with.  UC QPs validate
+ * their WQEs with it too (mroce_uc.c).
  */
-static u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
+u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 			      const struct mroce_send_wqe *w, u32 idx,
 			      struct mroce_wr *wr)
 {

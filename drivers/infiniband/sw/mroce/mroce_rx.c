@@ -8,7 +8,7 @@
  * destination address), linearised and validated completely by the
  * protocol core's parser (lengths, reserved fields, ICRC) before any
  * field is used; it then goes to its QP, which must exist, be in a
- * receiving state and, for RC, come from the QP's peer address.  Anything else is counted and dropped.
+ * receiving state and, for RC and UC, come from the QP's peer address.  Anything else is counted and dropped.
  * A datagram for a QP destroyed moments ago (a retransmission or ACK the
  * peer sent before it learned) is counted apart from one for no QP at all
  * (rx_stale_qp, rx_no_qp; struct mroce_gone_qps).
@@ -67,7 +67,7 @@ static struct mroce_dev *mroce_rx_dev(struct mroce_net *mnet,
 	return NULL;
 }
 
-/* The datagram came from the QP's peer (RC). */
+/* The datagram came from the QP's peer (RC, UC). */
 static bool mroce_rx_from_peer(const struct mroce_qp *qp,
 			       const struct sk_buff *skb)
 {
@@ -106,7 +106,8 @@ void mroce_rx_qp_gone(struct mroce_dev *mdev, const struct mroce_qp *qp)
 	struct mroce_gone_qp rec = {
 		.at = jiffies,
 		.qpn = qp->ibqp.qp_num,
-		.any_peer = qp->ibqp.qp_type != IB_QPT_RC,
+		.any_peer = qp->ibqp.qp_type != IB_QPT_RC &&
+			    qp->ibqp.qp_type != IB_QPT_UC,
 	};
 	unsigned long flags;
 
@@ -219,6 +220,15 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 			goto no_qp;
 		spin_lock_irqsave(&qp->lock, flags);
 		mroce_ud_rx(qp, &pkt, skb, &dp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		goto done;
+	}
+	if (mroce_op_is_uc(pkt.opcode)) {
+		if (qp->ibqp.qp_type != IB_QPT_UC ||
+		    !mroce_rx_from_peer(qp, skb))
+			goto no_qp;
+		spin_lock_irqsave(&qp->lock, flags);
+		mroce_uc_recv(qp, &pkt, &dp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		goto done;
 	}

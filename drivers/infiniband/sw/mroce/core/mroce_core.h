@@ -141,6 +141,8 @@ u32 mroce_op_hdr_len(u8 opcode);
 bool mroce_op_is_data(u8 opcode);
 /* True for the unreliable datagram opcodes (not part of a connection). */
 bool mroce_op_is_ud(u8 opcode);
+/* True for the unreliable connected opcodes (UC QPs, mroce_uc.c). */
+bool mroce_op_is_uc(u8 opcode);
 
 /*
  * Validate and parse len bytes at buf (base header .. ICRC).
@@ -845,6 +847,98 @@ int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
  * Returns NULL when every invariant holds, else what is violated.
  */
 const char *mroce_conn_check(const struct mroce_conn *c);
+
+/* ------------------------------------------------------------------ */
+/* Unreliable connected (UC) messages (mroce_uc.c).                     */
+
+/*
+ * UC has no acknowledgement, no retransmission and no congestion control:
+ * the sender segments each message into mtu-sized packets on one path and
+ * forgets it; the receiver assembles at most one message at a time and
+ * drops any message with a missing, reordered or inconsistent packet
+ * (Documentation/mroce-protocol.rst, section 3.10).  These functions are
+ * pure state machines on caller memory, serialised by the embedder (the QP
+ * lock), like the connection's.
+ */
+
+/*
+ * MSNs ahead of the next expected one that a packet may name: a blind
+ * forger hits it once in 2^12 tries (as an RC connection's DSN window of
+ * 4096), and the receiver follows a sender through up to 2^20 - 1 lost
+ * messages in a row.
+ */
+#define MROCE_UC_MSN_WND	0x100000u
+
+/* Receiver: the message being assembled, if any. */
+struct mroce_uc_rx {
+	u32 msn_nxt;		/* lowest MSN a new message may take */
+	u32 mtu;		/* largest payload accepted */
+	bool live;		/* a message is being assembled: */
+	u8 opcode;		/* its opcode and the fields every packet */
+	u32 msn;		/* of it must repeat */
+	u32 length;
+	u64 va;
+	u32 rkey;
+	u32 imm;
+	u32 next_off;		/* bytes accepted = offset of the next packet */
+	u64 broken;		/* messages lost a packet of (since init) */
+};
+
+/* What the embedder does with a packet mroce_uc_rx_pkt() accepted. */
+struct mroce_uc_step {
+	bool aborted;		/* an unfinished message was abandoned first */
+	bool first;		/* the packet starts a message: find its target */
+	bool last;		/* once placed, the message is complete */
+};
+
+/*
+ * Start receiving: isn_rx is the QP's rq_psn (the peer's sq_psn); the
+ * first MSN expected is mroce_isn_start(isn_rx, MROCE_ISN_MSN).  mtu is
+ * the largest payload accepted (the path MTU, at most MROCE_MAX_PAYLOAD).
+ */
+void mroce_uc_rx_init(struct mroce_uc_rx *u, u32 isn_rx, u32 mtu);
+
+/*
+ * A packet that passed mroce_pkt_parse() with a UC opcode.  Returns 0 when
+ * its payload is to be placed (at its offset: *st says whether it starts
+ * and/or completes its message), else a negative enum mroce_err and the
+ * packet is dropped: MROCE_E_DUP (an offset of the current message already
+ * accepted), MROCE_E_WINDOW (MSN outside [msn_nxt, msn_nxt +
+ * MROCE_UC_MSN_WND)), MROCE_E_NOMSG (not a first packet, and its message
+ * is not the one being assembled), MROCE_E_BOUNDS (a packet of the message
+ * is missing), MROCE_E_FIELD (inconsistent with the message's first
+ * packet), MROCE_E_PAYLOAD (more than mtu), MROCE_E_OPCODE (not UC).
+ * st->aborted may be set with any result.
+ */
+int mroce_uc_rx_pkt(struct mroce_uc_rx *u, const struct mroce_pkt *pkt,
+		    struct mroce_uc_step *st);
+
+/*
+ * The embedder could not place an accepted packet (no receive WQE, bad
+ * rkey, ...): the message is dropped, its later packets refused (not
+ * counted in broken).
+ */
+void mroce_uc_rx_abort(struct mroce_uc_rx *u);
+
+/* Sender: a message to segment. */
+struct mroce_uc_msg {
+	u8 opcode;		/* MROCE_OP_UC_* */
+	bool solicited;		/* UC_SEND*, UC_WRITE_IMM: on the last packet */
+	u32 msn;
+	u32 length;		/* <= MROCE_MAX_MSG_LEN */
+	u64 va;			/* UC_WRITE* */
+	u32 rkey;
+	u32 imm;		/* *_IMM */
+};
+
+/*
+ * Fill *pkt (headers; payload left to the caller) with the segment of m at
+ * byte offset off (a multiple of mtu, below m->length, or 0 for an empty
+ * message), for dqpn with psn.  Returns the segment's payload length, or a
+ * negative enum mroce_err for an invalid m, off or mtu.
+ */
+int mroce_uc_seg(const struct mroce_uc_msg *m, u32 off, u32 mtu, u32 dqpn,
+		 u32 psn, struct mroce_pkt *pkt);
 
 #ifdef __cplusplus
 }

@@ -45,8 +45,11 @@ struct mroce_op_desc {
 				 MROCE_F_RETX | MROCE_F_TLP)
 
 #define MROCE_UD_FLAGS		(MROCE_F_FIRST | MROCE_F_LAST | MROCE_F_SOLICITED)
+/* UC: no ACKREQ (never acknowledged), no RETX/TLP (never resent). */
+#define MROCE_UC_FLAGS		(MROCE_F_FIRST | MROCE_F_LAST | MROCE_F_SOLICITED)
+#define MROCE_UC_WR_FLAGS	(MROCE_F_FIRST | MROCE_F_LAST)
 
-static const struct mroce_op_desc mroce_ops[MROCE_OP_UD_SEND_IMM + 1] = {
+static const struct mroce_op_desc mroce_ops[MROCE_OP_UC_WRITE_IMM + 1] = {
 	[MROCE_OP_SEND] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
 			    MROCE_EXT_SETH },
 	[MROCE_OP_SEND_IMM] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
@@ -74,6 +77,15 @@ static const struct mroce_op_desc mroce_ops[MROCE_OP_UD_SEND_IMM + 1] = {
 			       MROCE_EXT_DETH },
 	[MROCE_OP_UD_SEND_IMM] = { 1, MROCE_PL_DATA, MROCE_UD_FLAGS,
 				   MROCE_EXT_IMETH | MROCE_EXT_DETH },
+	[MROCE_OP_UC_SEND] = { 1, MROCE_PL_DATA, MROCE_UC_FLAGS,
+			       MROCE_EXT_SETH },
+	[MROCE_OP_UC_SEND_IMM] = { 1, MROCE_PL_DATA, MROCE_UC_FLAGS,
+				   MROCE_EXT_SETH | MROCE_EXT_IMETH },
+	[MROCE_OP_UC_WRITE] = { 1, MROCE_PL_DATA, MROCE_UC_WR_FLAGS,
+				MROCE_EXT_RETH },
+	[MROCE_OP_UC_WRITE_IMM] = { 1, MROCE_PL_DATA, MROCE_UC_FLAGS,
+				    MROCE_EXT_RETH | MROCE_EXT_SETH |
+				    MROCE_EXT_IMETH },
 };
 
 static const struct mroce_op_desc *mroce_op(u8 opcode)
@@ -125,10 +137,16 @@ bool mroce_op_is_ud(u8 opcode)
 	return opcode == MROCE_OP_UD_SEND || opcode == MROCE_OP_UD_SEND_IMM;
 }
 
+bool mroce_op_is_uc(u8 opcode)
+{
+	return opcode >= MROCE_OP_UC_SEND && opcode <= MROCE_OP_UC_WRITE_IMM;
+}
+
 bool mroce_op_is_data(u8 opcode)
 {
 	return mroce_op(opcode) && opcode != MROCE_OP_ACK &&
-	       opcode != MROCE_OP_PROBE && !mroce_op_is_ud(opcode);
+	       opcode != MROCE_OP_PROBE && !mroce_op_is_ud(opcode) &&
+	       !mroce_op_is_uc(opcode);
 }
 
 static const char * const mroce_err_names[] = {
@@ -156,12 +174,16 @@ static int mroce_pkt_total(const struct mroce_pkt *pkt, u32 *total)
 	case MROCE_OP_SEND:
 	case MROCE_OP_SEND_IMM:
 	case MROCE_OP_SEND_INV:
+	case MROCE_OP_UC_SEND:
+	case MROCE_OP_UC_SEND_IMM:
 		*total = pkt->seth.length;
 		return 0;
 	case MROCE_OP_WRITE:
+	case MROCE_OP_UC_WRITE:
 		*total = pkt->reth.length;
 		return 0;
 	case MROCE_OP_WRITE_IMM:
+	case MROCE_OP_UC_WRITE_IMM:
 		if (pkt->reth.length != pkt->seth.length)
 			return MROCE_E_FIELD;
 		*total = pkt->reth.length;
@@ -414,7 +436,16 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 			return MROCE_E_FLAGS;
 		return 0;
 	}
-	if (!mroce_op_is_data(pkt->opcode)) {
+	if (mroce_op_is_uc(pkt->opcode)) {
+		/*
+		 * One path, no DSN, nothing to echo, no receive sequence:
+		 * then the message checks of every data packet below.
+		 */
+		if (pkt->path || pkt->dsn || pkt->tx_ts)
+			return MROCE_E_RSVD;
+		if ((d->ext & MROCE_EXT_SETH) && pkt->seth.rq_seq)
+			return MROCE_E_RSVD;
+	} else if (!mroce_op_is_data(pkt->opcode)) {
 		/* ACK/PROBE: no message position */
 		if (pkt->offset)
 			return MROCE_E_RSVD;
