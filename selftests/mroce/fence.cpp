@@ -82,37 +82,7 @@ Qp make_qp(Dev &d, bool ex)
 
 int connect_qp(Dev &s, ibv_qp *qp, const Dev &peer, const ibv_qp *peer_qp)
 {
-	ibv_qp_attr a{};
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC;
-	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					       IBV_QP_ACCESS_FLAGS))
-		return rc;
-	a = {};
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer_qp->qp_num;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer.gid;
-	a.ah_attr.grh.sgid_index = uint8_t(s.gid_index);
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return rc;
-	a = {};
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return connect_rc(qp, s.gid_index, peer.gid, peer_qp->qp_num);
 }
 
 Dev g_a, g_b;

@@ -104,36 +104,10 @@ bool setup(Side &s, const char *dev, int gid_index, int cqe)
 // qp of s to peer_qp of peer.
 int connect_qp(Side &s, ibv_qp *qp, const Side &peer, const ibv_qp *peer_qp)
 {
-	ibv_qp_attr a{};
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					       IBV_QP_ACCESS_FLAGS))
-		return rc;
-	a = {};
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer_qp->qp_num;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer.gid;
-	a.ah_attr.grh.sgid_index = uint8_t(s.gid_index);
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return rc;
-	a = {};
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	RcConnect c;
+	c.access = IBV_ACCESS_REMOTE_WRITE;
+	c.rd_atomic = 1;
+	return connect_rc(qp, s.gid_index, peer.gid, peer_qp->qp_num, c);
 }
 
 int connect_one(Side &s, const Side &peer) { return connect_qp(s, s.qp.get(), peer, peer.qp.get()); }

@@ -75,6 +75,51 @@ inline Context open_device(const char *name)
 	return nullptr;
 }
 
+// How connect_rc() sets up an RC QP.
+struct RcConnect {
+	int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	uint8_t rd_atomic = 4;		// max_rd_atomic and max_dest_rd_atomic
+	uint8_t min_rnr_timer = 12;
+};
+
+// Takes qp from RESET to RTS towards QPN dqpn at dgid, from GID sgid_index
+// of port 1: path MTU 1024, PSNs 0, timeout 14, retry_cnt 7, rnr_retry 7
+// (unlimited).  Returns 0 or the error of the ibv_modify_qp that failed.
+inline int connect_rc(ibv_qp *qp, int sgid_index, const ibv_gid &dgid, uint32_t dqpn,
+		      const RcConnect &c = {})
+{
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = unsigned(c.access);
+	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS))
+		return rc;
+	a = {};
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.max_dest_rd_atomic = c.rd_atomic;
+	a.min_rnr_timer = c.min_rnr_timer;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = dgid;
+	a.ah_attr.grh.sgid_index = uint8_t(sgid_index);
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return rc;
+	a = {};
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = c.rd_atomic;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 // A zeroed, page-aligned buffer of its own pages (p null if mmap failed).
 struct PageBuf {
 	uint8_t *p = nullptr;
