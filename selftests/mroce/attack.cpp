@@ -1148,8 +1148,9 @@ void group_qp_flood(const Dev &d)
 			wr.sg_list = &sge;
 			wr.num_sge = 1;
 			ibv_recv_wr *bad;
+			to_init(q.get());	// receives need INIT (EINVAL in RESET)
 			must0(ibv_post_recv(q.get(), &wr, &bad), "post_recv");
-			to_rts(d, q.get(), 0);
+			to_rts(d, q.get(), 0);	// INIT again, RTR, RTS
 			std::this_thread::sleep_for(200us);
 		}
 	} catch (const SetupError &e) {
