@@ -336,8 +336,6 @@ void test_errors(Side &a, ibv_device_attr &dattr)
 		    errstr(rc) + ", cqe " + std::to_string(cq->cqe));
 }
 
-struct CqExFree { void operator()(ibv_cq_ex *c) const { ibv_destroy_cq(ibv_cq_ex_to_cq(c)); } };
-using CqEx = std::unique_ptr<ibv_cq_ex, CqExFree>;
 
 // Up to n completions through start_poll/next_poll/end_poll, within kWait.
 bool poll_ex_n(ibv_cq_ex *cq, size_t n, Expect &ex)

@@ -81,9 +81,7 @@ constexpr size_t kSlots = 1024;		// message buffers on each side
 constexpr std::chrono::milliseconds kWait(20000);
 
 struct SrqFree { void operator()(ibv_srq *s) const { ibv_destroy_srq(s); } };
-struct CqExFree { void operator()(ibv_cq_ex *c) const { ibv_destroy_cq(ibv_cq_ex_to_cq(c)); } };
 using Srq = std::unique_ptr<ibv_srq, SrqFree>;
-using CqEx = std::unique_ptr<ibv_cq_ex, CqExFree>;
 
 uint64_t now_ns(clockid_t id)
 {

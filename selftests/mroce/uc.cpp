@@ -84,16 +84,6 @@ int time_factor()
 
 std::chrono::milliseconds ms(int n) { return std::chrono::milliseconds(n * time_factor()); }
 
-Context open_device(const char *name)
-{
-	int n = 0;
-	std::unique_ptr<ibv_device *, DevListFree> list(ibv_get_device_list(&n));
-	for (int i = 0; list && i < n; ++i)
-		if (std::strcmp(ibv_get_device_name(list.get()[i]), name) == 0)
-			return Context(ibv_open_device(list.get()[i]));
-	return nullptr;
-}
-
 uint8_t pattern(uint64_t id, size_t i) { return uint8_t(id * 131 + i * 7 + 1); }
 
 void fill(uint8_t *p, uint64_t id, size_t n)

@@ -54,6 +54,7 @@ inline std::string errstr(int e)
 struct CtxClose { void operator()(ibv_context *c) const { ibv_close_device(c); } };
 struct PdFree { void operator()(ibv_pd *p) const { ibv_dealloc_pd(p); } };
 struct CqFree { void operator()(ibv_cq *c) const { ibv_destroy_cq(c); } };
+struct CqExFree { void operator()(ibv_cq_ex *c) const { ibv_destroy_cq(ibv_cq_ex_to_cq(c)); } };
 struct MrFree { void operator()(ibv_mr *m) const { ibv_dereg_mr(m); } };
 struct QpFree { void operator()(ibv_qp *q) const { ibv_destroy_qp(q); } };
 struct DevListFree { void operator()(ibv_device **l) const { ibv_free_device_list(l); } };
@@ -61,6 +62,7 @@ struct DevListFree { void operator()(ibv_device **l) const { ibv_free_device_lis
 using Context = std::unique_ptr<ibv_context, CtxClose>;
 using Pd = std::unique_ptr<ibv_pd, PdFree>;
 using Cq = std::unique_ptr<ibv_cq, CqFree>;
+using CqEx = std::unique_ptr<ibv_cq_ex, CqExFree>;
 using Mr = std::unique_ptr<ibv_mr, MrFree>;
 using Qp = std::unique_ptr<ibv_qp, QpFree>;
 

@@ -26,61 +26,13 @@
 #include <thread>
 #include <vector>
 
+#include "verbs_test.hpp"
+
 namespace {
 
-class Ktap {
-public:
-	Ktap() { std::printf("KTAP version 1\n"); }
-	bool result(bool ok, const std::string &name, const std::string &why = "")
-	{
-		++n_;
-		if (!ok)
-			++failed_;
-		if (!ok && !why.empty())
-			std::printf("# %s: %s\n", name.c_str(), why.c_str());
-		std::printf("%s %d %s\n", ok ? "ok" : "not ok", n_, name.c_str());
-		std::fflush(stdout);
-		return ok;
-	}
-	int finish()
-	{
-		std::printf("1..%d\n# %d passed, %d failed\n", n_, n_ - failed_, failed_);
-		return failed_ ? 1 : 0;
-	}
-
-private:
-	int n_ = 0;
-	int failed_ = 0;
-};
+using namespace mroce_test;
 
 Ktap ktap;
-
-std::string errstr(int e) { return std::string(std::strerror(e)) + " (" + std::to_string(e) + ")"; }
-
-struct CtxClose { void operator()(ibv_context *c) const { ibv_close_device(c); } };
-struct PdFree { void operator()(ibv_pd *p) const { ibv_dealloc_pd(p); } };
-struct CqFree { void operator()(ibv_cq *c) const { ibv_destroy_cq(c); } };
-struct CqExFree { void operator()(ibv_cq_ex *c) const { ibv_destroy_cq(ibv_cq_ex_to_cq(c)); } };
-struct MrFree { void operator()(ibv_mr *m) const { ibv_dereg_mr(m); } };
-struct QpFree { void operator()(ibv_qp *q) const { ibv_destroy_qp(q); } };
-struct DevListFree { void operator()(ibv_device **l) const { ibv_free_device_list(l); } };
-
-using Context = std::unique_ptr<ibv_context, CtxClose>;
-using Pd = std::unique_ptr<ibv_pd, PdFree>;
-using Cq = std::unique_ptr<ibv_cq, CqFree>;
-using CqEx = std::unique_ptr<ibv_cq_ex, CqExFree>;
-using Mr = std::unique_ptr<ibv_mr, MrFree>;
-using Qp = std::unique_ptr<ibv_qp, QpFree>;
-
-Context open_device(const char *name)
-{
-	int n = 0;
-	std::unique_ptr<ibv_device *, DevListFree> list(ibv_get_device_list(&n));
-	for (int i = 0; list && i < n; ++i)
-		if (std::strcmp(ibv_get_device_name(list.get()[i]), name) == 0)
-			return Context(ibv_open_device(list.get()[i]));
-	return nullptr;
-}
 
 constexpr size_t kBuf = 1 << 16;
 constexpr uint32_t kDepth = 64;
