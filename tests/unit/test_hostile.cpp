@@ -108,10 +108,12 @@ TEST(Hostile, StaleAckIsNotRejectedWholesale)
 				    std::vector<uint8_t>(1024, 1), 0), 0);
 	auto pk = drain(pr.a, 0);
 	ASSERT_EQ(pk.size(), 2u);
+	/* WRITE 1 asks for no ACK (WRITE 2 follows): b's delayed ACK */
 	ASSERT_EQ(deliver(pr.b, pk[0], 1000), 0);
-	auto ack1 = drain(pr.b, 1000);
-	ASSERT_EQ(deliver(pr.b, pk[1], 1100), 0);
-	auto ack2 = drain(pr.b, 1100);
+	EXPECT_TRUE(drain(pr.b, 1000).empty());
+	auto ack1 = drain(pr.b, 1000 + pr.b.conn->p.ack_delay_ns);
+	ASSERT_EQ(deliver(pr.b, pk[1], 20000), 0);
+	auto ack2 = drain(pr.b, 20000);
 	ASSERT_EQ(ack1.size(), 1u);
 	ASSERT_EQ(ack2.size(), 1u);
 	/* the newer ACK overtakes the older one */
@@ -405,6 +407,8 @@ TEST(Hostile, ResentResponseWithSourceGoneForCompletedRead)
 	mroce_pkt nak = parse1(naks[0]);
 	EXPECT_EQ(nak.msn, m1);
 
+	/* a's delayed ACK of READ 1's response is due by now */
+	drain(pr.a, now);
 	/* the same NAK naming a DSN that is none of READ 1's: no answer */
 	mroce_pkt bad = nak;
 	bad.dsn += 5;

@@ -636,3 +636,74 @@ TEST(Rtt, AckDelayIsLeftOutOfTheSample)
 			EXPECT_EQ(pstats(pr.a, 0).srtt_ns, rtt + hold / 8);
 	}
 }
+
+/*
+ * Which packets ask for an immediate ACK (spec 3.5, 6.2): in a stream of
+ * small messages one per ack_every new packets, not every message end; the
+ * end of the last queued message; never a READ request (its response
+ * answers it); a response's end only when nothing else waits.
+ */
+TEST(AckReq, StreamOfSmallMessagesAsksOncePerAckEvery)
+{
+	Pair pr(one_path_params());
+	const uint32_t every = pr.a.conn->p.ack_every;
+	const uint32_t msgs = 10;	/* of 2 packets: 20 packets */
+
+	for (uint32_t i = 0; i < msgs; i++)
+		ASSERT_EQ(pr.a.post(write_wr(2048, 2048 * i),
+				    std::vector<uint8_t>(2048, (uint8_t)i), 0), 0);
+	auto pk = drain(pr.a, 0);
+	ASSERT_EQ(pk.size(), 2 * msgs);
+	std::vector<uint32_t> asked;
+	for (uint32_t k = 0; k < pk.size(); k++)
+		if (parse1(pk[k]).flags & MROCE_F_ACKREQ)
+			asked.push_back(k);
+	/* packets 8 and 16 (every 8th new one, each a message end), and the
+	 * last message's end */
+	ASSERT_EQ(every, 8u);
+	EXPECT_EQ(asked, (std::vector<uint32_t>{ 7, 15, 19 }));
+	for (uint32_t k : asked)
+		EXPECT_TRUE(parse1(pk[k]).flags & MROCE_F_LAST);
+	/* the receiver's count covers the rest: one ACK per 8 packets */
+	uint32_t acks = 0;
+	for (uint32_t k = 0; k < pk.size(); k++) {
+		ASSERT_EQ(deliver(pr.b, pk[k], 1000 + k), 0);
+		acks += drain(pr.b, 1000 + k).size();
+	}
+	EXPECT_EQ(acks, 3u);
+	EXPECT_EQ(pr.b.conn->st.tx_acks, 3u);
+}
+
+TEST(AckReq, ReadRequestsNeverAskAndTheLastResponseDoes)
+{
+	Pair pr(one_path_params());
+	for (uint32_t i = 0; i < 4; i++)
+		ASSERT_EQ(pr.a.post(read_wr(2048, 2048 * i),
+				    std::vector<uint8_t>(2048), 0), 0);
+	auto req = drain(pr.a, 0);
+	ASSERT_EQ(req.size(), 4u);
+	for (auto &w : req) {
+		EXPECT_FALSE(parse1(w).flags & MROCE_F_ACKREQ);
+		ASSERT_EQ(deliver(pr.b, w, 1000), 0);
+	}
+	/* b answers with 8 response packets and no separate ACK yet */
+	auto out = drain(pr.b, 1000);
+	std::vector<Wire> resp;
+	for (auto &w : out)
+		if (is_op(w, MROCE_OP_READ_RESP))
+			resp.push_back(w);
+	EXPECT_EQ(resp.size(), out.size());
+	ASSERT_EQ(resp.size(), 8u);
+	for (uint32_t k = 0; k < resp.size(); k++)
+		EXPECT_EQ((bool)(parse1(resp[k]).flags & MROCE_F_ACKREQ),
+			  k == 7u) << k;
+	for (auto &w : resp)
+		ASSERT_EQ(deliver(pr.a, w, 2000), 0);
+	ASSERT_EQ(pr.a.cqes.size(), 4u);
+	for (auto &c : pr.a.cqes)
+		EXPECT_EQ(c.status, (uint32_t)MROCE_ST_SUCCESS);
+	/* a acknowledges the 8 responses at once; b's delayed ACK of the
+	 * requests comes when its hold expires */
+	EXPECT_EQ(drain(pr.a, 2000).size(), 1u);
+	EXPECT_EQ(drain(pr.b, 1000 + pr.b.conn->p.ack_delay_ns).size(), 1u);
+}

@@ -717,6 +717,7 @@ struct mroce_conn {
 	u32 retxq_head, retxq_len;
 	u32 msn_una, msn_seg, msn_nxt;	/* our messages */
 	u32 rq_seq_nxt;
+	u32 tx_since_ackreq;	/* data packets since one asked for an ACK */
 	struct mroce_smsg smsg[MROCE_MAX_MSGS];
 	struct mroce_resp resp[MROCE_MAX_RESP];
 	u32 resp_head, resp_len;	/* FIFO of resp slots in MSN order */

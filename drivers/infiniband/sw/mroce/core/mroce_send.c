@@ -609,6 +609,10 @@ static void mroce_emit(struct mroce_conn *c, u32 i, struct mroce_dsn_ent *ent,
 	tx->pkt.tx_ts = mroce_ts_us(now);
 	tx->pkt.adl = mroce_send_adl(c);
 	tx->pkt.flags |= extra;
+	/* new data only: a resend's ACKREQ is about its own path */
+	if (!(extra & (MROCE_F_RETX | MROCE_F_TLP)))
+		c->tx_since_ackreq = (tx->pkt.flags & MROCE_F_ACKREQ) ? 0 :
+				     c->tx_since_ackreq + 1;
 	tx->sport = p->st.sport;
 	c->st.tx_data++;
 }
@@ -757,6 +761,32 @@ static struct mroce_dsn_ent *mroce_dsn_new(struct mroce_conn *c, u32 msn,
 	return ent;
 }
 
+/*
+ * Does the final segment of a message ask for an immediate ACK (ACKREQ,
+ * spec 3.5 and 6.2)?  Yes when nothing of ours waits to be segmented (no
+ * request message, no response with unsent packets: the sender is about
+ * to wait for that ACK), and when ack_every data packets went out since
+ * the last packet that asked (a long message's end, where a prompt ACK
+ * shows the losses of its tail).  In a stream of small messages the
+ * receiver's count and delayed-ACK hold pace the ACKs instead.
+ */
+static bool mroce_send_ackreq(const struct mroce_conn *c)
+{
+	const struct mroce_resp *r;
+	u32 k;
+
+	if (c->tx_since_ackreq + 1 >= c->p.ack_every)
+		return true;
+	if (c->msn_seg != c->msn_nxt)
+		return false;
+	for (k = 0; k < c->resp_len; k++) {
+		r = &c->resp[(c->resp_head + k) % MROCE_MAX_RESP];
+		if (r->in_use && r->pkts_sent < r->pkts)
+			return false;
+	}
+	return true;
+}
+
 static int mroce_tx_resp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 {
 	struct mroce_dsn_ent *ent;
@@ -779,12 +809,14 @@ static int mroce_tx_resp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		if (!r->next_off)
 			flags |= MROCE_F_FIRST;
 		if (r->next_off + len == r->len || r->opcode != MROCE_OP_READ_RESP)
-			flags |= MROCE_F_LAST | MROCE_F_ACKREQ;
+			flags |= MROCE_F_LAST;
 		ent = mroce_dsn_new(c, r->msn, r->next_off, len, flags);
 		ent->resp = 1;
 		ent->resp_slot = (u8)slot;
 		r->next_off += len;
 		r->pkts_sent++;
+		if ((flags & MROCE_F_LAST) && mroce_send_ackreq(c))
+			ent->flags |= MROCE_F_ACKREQ;
 		mroce_emit(c, (u32)i, ent, 0, false, now, tx);
 		return 1;
 	}
@@ -838,7 +870,7 @@ static int mroce_tx_req(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 			flags |= MROCE_F_FIRST;
 		if (mroce_wop_needs_resp(m->wr.op) ||
 		    m->next_off + len == m->wr.length) {
-			flags |= MROCE_F_LAST | MROCE_F_ACKREQ;
+			flags |= MROCE_F_LAST;
 			if (m->wr.solicited && mroce_wop_uses_rq(m->wr.op))
 				flags |= MROCE_F_SOLICITED;
 		}
@@ -849,6 +881,10 @@ static int mroce_tx_req(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		if (flags & MROCE_F_LAST) {
 			m->segmented = 1;
 			c->msn_seg++;
+			/* a READ's or atomic's answer is its response */
+			if (!mroce_wop_needs_resp(m->wr.op) &&
+			    mroce_send_ackreq(c))
+				ent->flags |= MROCE_F_ACKREQ;
 		}
 		mroce_emit(c, (u32)i, ent, 0, false, now, tx);
 		return 1;
