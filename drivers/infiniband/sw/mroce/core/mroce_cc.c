@@ -196,6 +196,7 @@ u32 mroce_cc_conn_max(const struct mroce_conn *c)
 void mroce_cc_conn_init(struct mroce_conn *c)
 {
 	memset(&c->cc, 0, sizeof(c->cc));
+	mroce_send_srtt_changed(c);
 	c->cc.cwnd = c->p.cwnd_init;
 	c->cc.alpha_ppm = MROCE_PPM;	/* as DCTCP: the first mark halves */
 }
@@ -299,9 +300,11 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 	u64 inc;
 	u32 old;
 
-	if (rtt)
+	if (rtt) {
 		cc->srtt_ns = cc->srtt_ns ? cc->srtt_ns - cc->srtt_ns / 8 +
 					    rtt / 8 : rtt;
+		mroce_send_srtt_changed(c);
+	}
 	cc->deliver_ns = now;
 	cc->round_pkts += acked_pkts;
 	cc->round_ce += ce_pkts;

@@ -694,6 +694,8 @@ struct mroce_conn_cc {
 	u64 round_min_rtt;	/* the round's sample with the least queueing */
 	u64 round_min_base;	/* its path's base RTT (min_rtt) */
 	bool round_queued;	/* the round saw CE or a severe delay */
+	u8 adl;			/* mroce_send_adl() of srtt_ns, kept with it */
+	u64 hold_ns;		/* mroce_send_hold_ns(), kept with srtt_ns */
 };
 
 enum mroce_conn_state {

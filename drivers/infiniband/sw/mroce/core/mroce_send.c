@@ -567,22 +567,34 @@ static void mroce_fill_data(struct mroce_conn *c,
  */
 u8 mroce_send_adl(const struct mroce_conn *c)
 {
-	u64 us = mroce_div64(c->cc.srtt_ns / 4, MROCE_NSEC_PER_USEC);
-	u8 code = 1;
-
-	if (!c->cc.srtt_ns)
-		return 0;
-	while (us > 1 && code < MROCE_ADL_MAX) {
-		us >>= 1;
-		code++;
-	}
-	return code;
+	return c->cc.adl;
 }
 
 /* The longest the receiver may hold an ACK of ours (timers add it). */
 u64 mroce_send_hold_ns(const struct mroce_conn *c)
 {
-	return mroce_adl_hold_ns(&c->p, mroce_send_adl(c));
+	return c->cc.hold_ns;
+}
+
+/*
+ * Recompute adl and the hold from the connection's srtt, on every change
+ * of srtt: every timer computation and every packet read them.
+ */
+void mroce_send_srtt_changed(struct mroce_conn *c)
+{
+	u64 us = mroce_div64(c->cc.srtt_ns / 4, MROCE_NSEC_PER_USEC);
+	u8 code = 1;
+
+	if (!c->cc.srtt_ns) {
+		code = 0;
+	} else {
+		while (us > 1 && code < MROCE_ADL_MAX) {
+			us >>= 1;
+			code++;
+		}
+	}
+	c->cc.adl = code;
+	c->cc.hold_ns = mroce_adl_hold_ns(&c->p, code);
 }
 
 /* Put DSN record ent on path i with a new PSN and describe it in tx. */
