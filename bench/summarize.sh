@@ -113,9 +113,9 @@ END {
 	}' loss.csv
 	echo
 	echo "Failed runs (client rc: perftest 17 / mroce_xfer 1 = a work completion error, see the logs;"
-	echo "98 = data mismatch, 99 = the server side failed, 124 = timeout; 'stall' = rc 0 but nothing moved):"
+	echo "98 = data mismatch, 99 = the server side failed, 124 = timeout; 'stall' = rc 0 but the client reported 0 Gb/s):"
 	echo
-	awk -F, 'NR > 1 && ($14 != 0 || ($2 ~ /_bw$|xfer|iperf3/ && $7 + 0 == 0)) {
+	awk -F, 'NR > 1 && ($14 != 0 || ($2 ~ /_bw$|_bw_ev$|xfer|iperf3/ && $7 + 0 == 0)) {
 		printf "- %s %s size %s qps %s loss %s rep %s: %s\n", $1, $2, $3, $4, $5, $6, ($14 != 0) ? "rc " $14 : "stall (0 Gb/s)"; n++
 		f[$1]++
 	} NR > 1 { t[$1]++ }
