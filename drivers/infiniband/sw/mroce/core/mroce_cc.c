@@ -201,13 +201,10 @@ void mroce_cc_conn_init(struct mroce_conn *c)
 	c->cc.alpha_ppm = MROCE_PPM;	/* as DCTCP: the first mark halves */
 }
 
+/* Kept by every change of a path's in flight (mroce_emit, mroce_psn_resolve). */
 u32 mroce_cc_conn_inflight(const struct mroce_conn *c)
 {
-	u32 i, n = 0;
-
-	for (i = 0; i < c->p.num_paths; i++)
-		n += c->path[i].st.inflight;
-	return n;
+	return c->inflight;
 }
 
 /*

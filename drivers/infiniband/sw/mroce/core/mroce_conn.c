@@ -264,6 +264,7 @@ void mroce_conn_stop(struct mroce_conn *c, u32 status)
 	/* Nothing more is sent: forget what is in flight. */
 	c->snd_dsn_una = c->snd_dsn_nxt;
 	c->retxq_len = 0;
+	c->inflight = 0;
 	for (i = 0; i < c->p.num_paths; i++) {
 		c->path[i].snd_una = c->path[i].snd_nxt;
 		c->path[i].st.inflight = 0;
@@ -372,7 +373,7 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 {
 	const struct mroce_path *p;
 	u32 i, psn, live;
-	u64 sum;
+	u64 sum, total = 0;
 
 	if (c->snd_dsn_nxt - c->snd_dsn_una > c->p.max_inflight)
 		return "DSN window exceeds max_inflight";
@@ -401,11 +402,14 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 		}
 		if (sum != p->st.inflight)
 			return "path inflight bytes differ from live packets";
+		total += sum;
 		if (live && p->st.state == MROCE_PATH_DOWN)
 			return "down path has live packets";
 		if (p->st.cwnd < c->p.cwnd_min || p->st.cwnd > c->p.cwnd_max)
 			return "cwnd outside [cwnd_min, cwnd_max]";
 	}
+	if (total != c->inflight)
+		return "connection inflight differs from its paths'";
 	if (c->cc.cwnd < c->p.cwnd_min ||
 	    c->cc.cwnd > mroce_cc_conn_max(c))
 		return "connection cwnd outside [cwnd_min, max_inflight packets]";

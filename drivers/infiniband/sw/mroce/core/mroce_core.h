@@ -714,6 +714,7 @@ struct mroce_conn {
 
 	/* sender */
 	u32 snd_dsn_una, snd_dsn_nxt;
+	u32 inflight;		/* sum of the paths' st.inflight (bytes) */
 	struct mroce_dsn_ent dsn[MROCE_MAX_INFLIGHT];
 	u32 retxq[MROCE_MAX_INFLIGHT];
 	u32 retxq_head, retxq_len;

@@ -164,7 +164,8 @@ u16 mroce_ack_sport(const struct mroce_conn *c, u32 i);
 u64 mroce_loss_rto(const struct mroce_conn *c, const struct mroce_path *p);
 u64 mroce_loss_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p);
 u64 mroce_loss_down_round_ns(const struct mroce_conn *c);
-void mroce_psn_resolve(struct mroce_path *p, struct mroce_psn_ent *e);
+void mroce_psn_resolve(struct mroce_conn *c, struct mroce_path *p,
+		       struct mroce_psn_ent *e);
 void mroce_path_advance_una(struct mroce_path *p);
 void mroce_loss_queue_retx(struct mroce_conn *c, struct mroce_dsn_ent *ent);
 void mroce_loss_requeue_path(struct mroce_conn *c, u32 i);

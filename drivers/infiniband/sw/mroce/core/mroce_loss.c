@@ -110,12 +110,14 @@ static void mroce_loss_due(const struct mroce_conn *c,
 /* ---------------------------------------------------------------- */
 /* Declaring packets lost.                                           */
 
-void mroce_psn_resolve(struct mroce_path *p, struct mroce_psn_ent *e)
+void mroce_psn_resolve(struct mroce_conn *c, struct mroce_path *p,
+		       struct mroce_psn_ent *e)
 {
-	u32 w = mroce_wlen(e->len);
+	u32 w = min_t(u32, mroce_wlen(e->len), p->st.inflight);
 
 	e->live = 0;
-	p->st.inflight -= min_t(u32, w, p->st.inflight);
+	p->st.inflight -= w;
+	c->inflight -= min_t(u32, w, c->inflight);
 }
 
 void mroce_path_advance_una(struct mroce_path *p)
@@ -158,7 +160,7 @@ static void mroce_psn_lost(struct mroce_conn *c, struct mroce_path *p,
 	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, e->dsn);
 
 	mroce_loss_note(p, psn, rto);
-	mroce_psn_resolve(p, e);
+	mroce_psn_resolve(c, p, e);
 	p->st.lost_pkts++;
 	p->steer_samples++;
 	p->st.loss_frac_ppm = p->st.loss_frac_ppm -
@@ -180,13 +182,14 @@ void mroce_loss_requeue_path(struct mroce_conn *c, u32 i)
 		e = &p->win[psn % MROCE_PATH_WND];
 		if (!e->live)
 			continue;
-		mroce_psn_resolve(p, e);
+		mroce_psn_resolve(c, p, e);
 		ent = mroce_dsn_ent(c, e->dsn);
 		if (mroce_dsn_in_flight(c, e->dsn) && ent->dsn == e->dsn &&
 		    ent->state == MROCE_DSN_INFLIGHT)
 			mroce_loss_queue_retx(c, ent);
 	}
 	p->snd_una = p->snd_nxt;
+	c->inflight -= min_t(u32, p->st.inflight, c->inflight);
 	p->st.inflight = 0;
 }
 
@@ -206,7 +209,7 @@ static struct mroce_psn_ent *mroce_path_pending(struct mroce_conn *c,
 			continue;
 		if (!mroce_dsn_done(c, e->dsn))
 			return e;
-		mroce_psn_resolve(p, e);
+		mroce_psn_resolve(c, p, e);
 	}
 	return NULL;
 }

@@ -204,7 +204,7 @@ static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
 	}
 	if (pkt->psn - p->snd_una < p->snd_nxt - p->snd_una && e->live &&
 	    e->dsn == pkt->dsn)
-		mroce_psn_resolve(p, e);	/* refused, not lost: no CC */
+		mroce_psn_resolve(c, p, e);	/* refused, not lost: no CC */
 	ent->rnr_until_ns = until;
 	if (until > c->rnr_until_ns)
 		c->rnr_until_ns = until;
@@ -365,7 +365,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 			p->rack_xmit_ns = e->sent_ns;
 		if (mroce_seq_le(p->rack_psn, psn))
 			p->rack_psn = psn + 1;
-		mroce_psn_resolve(p, e);
+		mroce_psn_resolve(c, p, e);
 		p->st.delivered_pkts++;
 		p->steer_samples++;
 		p->st.loss_frac_ppm -= p->st.loss_frac_ppm >> MROCE_LOSS_G_SHIFT;
@@ -611,6 +611,7 @@ static void mroce_emit(struct mroce_conn *c, u32 i, struct mroce_dsn_ent *ent,
 	e->live = 1;
 	e->tlp = tlp;
 	p->st.inflight += mroce_wlen(ent->len);
+	c->inflight += mroce_wlen(ent->len);
 	p->st.tx_pkts++;
 	p->st.tx_bytes += ent->len;
 	p->last_send_ns = now;
