@@ -18,7 +18,7 @@
 # _raw_spin_unlock_irqrestore() that ends it.  mroce's datapath runs under
 # its QP lock with interrupts off: to see inside it, build the module with
 # that lock taken _bh for the measurement only (spec, open question 30).
-set -u
+set -uo pipefail
 . /mroce/bench/common.sh
 bench_devices || exit 1
 BIN=${BIN:-ib_read_bw}
