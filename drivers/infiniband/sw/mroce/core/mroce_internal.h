@@ -206,6 +206,7 @@ int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		    bool ce, u64 now);
 u8 mroce_send_adl(const struct mroce_conn *c);
 void mroce_send_srtt_changed(struct mroce_conn *c);
+u32 mroce_resp_unsent(const struct mroce_conn *c);
 void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		      u64 now);
 int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx);

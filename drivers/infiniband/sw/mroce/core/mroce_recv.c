@@ -255,7 +255,7 @@ static int mroce_resp_push(struct mroce_conn *c, const struct mroce_rmsg *r,
  * arrived, i.e. after we sent all of it.  Sent responses stay cached
  * until acknowledged, bounded by MROCE_MAX_RESP (we then wait).
  */
-static u32 mroce_resp_unsent(const struct mroce_conn *c)
+u32 mroce_resp_unsent(const struct mroce_conn *c)
 {
 	const struct mroce_resp *s;
 	u32 k, n = 0;

@@ -785,19 +785,9 @@ static struct mroce_dsn_ent *mroce_dsn_new(struct mroce_conn *c, u32 msn,
  */
 static bool mroce_send_ackreq(const struct mroce_conn *c)
 {
-	const struct mroce_resp *r;
-	u32 k;
-
 	if (c->tx_since_ackreq + 1 >= c->p.ack_every)
 		return true;
-	if (c->msn_seg != c->msn_nxt)
-		return false;
-	for (k = 0; k < c->resp_len; k++) {
-		r = &c->resp[(c->resp_head + k) % MROCE_MAX_RESP];
-		if (r->in_use && r->pkts_sent < r->pkts)
-			return false;
-	}
-	return true;
+	return c->msn_seg == c->msn_nxt && !mroce_resp_unsent(c);
 }
 
 static int mroce_tx_resp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
