@@ -22,7 +22,8 @@ rx_qp_state rx_packets rx_rejected rx_ud_no_wqe rx_ud_qkey tx_packets
 tx_errors mr_fast_reg mr_local_inv mr_remote_inv ring_bad_index
 rc_tx_data rc_rx_data rc_tx_acks rc_rx_acks rc_retx rc_lost rc_rtos
 rc_tlps rc_spurious rc_steers rc_path_downs rc_ecn_ce rc_rnr_rounds
-rc_nak_tx rc_nak_rx rc_rx_dup"
+rc_nak_tx rc_nak_rx rc_rx_dup rc_acks_gap rc_acks_dup rc_acks_req
+rc_acks_every rc_acks_other rc_acks_timer"
 
 # stats IBDEV: "name value" per counter, from rdma -j statistic (the
 # guest has no jq: the JSON object is flat).
@@ -268,6 +269,16 @@ if [ "$arxa" -gt 0 ] && [ "$btxa" -ge "$arxa" ] && [ "$atxa" -ge "$brxa" ]; then
 	tb_ok "ACKs: mroce_b sent $btxa >= mroce_a received $arxa (a sent $atxa >= b received $brxa)"
 else
 	tb_not_ok "ACKs consistent" "b tx ${btxa:-?} a rx ${arxa:-?}, a tx ${atxa:-?} b rx ${brxa:-?}"
+fi
+# Every ACK is counted once by what made it due.
+bwhy=0
+for n in gap dup req every other timer; do
+	bwhy=$((bwhy + $(num $b rc_acks_$n)))
+done
+if [ "$btxa" -gt 0 ] && [ "$bwhy" -eq "$btxa" ] && [ "$(num $b rc_acks_every)" -gt 0 ]; then
+	tb_ok "mroce_b's ACKs by cause sum to rc_tx_acks ($bwhy), every-N among them"
+else
+	tb_not_ok "ACKs by cause sum to rc_tx_acks" "causes $bwhy, rc_tx_acks $btxa, every $(num $b rc_acks_every)"
 fi
 # Packets declared lost are what the sender resends; none is lost for good.
 if [ "$(num $a rc_retx)" -le "$(num $a rc_lost)" ] || [ "$(num $a rc_tlps)" -gt 0 ] ||

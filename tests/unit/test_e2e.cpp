@@ -306,6 +306,12 @@ TEST(E2E, AckBlocksCoalesceAcksAcrossPaths)
 	EXPECT_GT(b.tx_ack_blks, 0u);
 	EXPECT_LE(b.tx_acks * 2, a.tx_data)
 		<< b.tx_acks << " ACKs for " << a.tx_data << " data packets";
+	/* every ACK counted once by its cause; in a stream most are every-N */
+	uint64_t why = 0;
+	for (uint32_t i = 0; i < MROCE_ACKW_NUM; i++)
+		why += b.tx_ack_why[i];
+	EXPECT_EQ(why, b.tx_acks);
+	EXPECT_GT(b.tx_ack_why[MROCE_ACKW_EVERY], 0u);
 	/*
 	 * and through the blocks every path learnt of its packets (the few a
 	 * newer cum_dsn covered first are not counted on their path)

@@ -672,6 +672,8 @@ TEST(AckReq, StreamOfSmallMessagesAsksOncePerAckEvery)
 	}
 	EXPECT_EQ(acks, 3u);
 	EXPECT_EQ(pr.b.conn->st.tx_acks, 3u);
+	/* each counted once, by the packet's ACKREQ (it also made 8) */
+	EXPECT_EQ(pr.b.conn->st.tx_ack_why[MROCE_ACKW_REQ], 3u);
 }
 
 TEST(AckReq, ReadRequestsNeverAskAndTheLastResponseDoes)

@@ -157,6 +157,13 @@ enum mroce_rc_count {
 	MROCE_RC_NAK_TX,
 	MROCE_RC_NAK_RX,
 	MROCE_RC_RX_DUP,
+	/* ACKs sent, by what made each due (enum mroce_ack_why) */
+	MROCE_RC_ACKS_GAP,
+	MROCE_RC_ACKS_DUP,
+	MROCE_RC_ACKS_REQ,
+	MROCE_RC_ACKS_EVERY,
+	MROCE_RC_ACKS_OTHER,
+	MROCE_RC_ACKS_TIMER,
 	MROCE_RC_NUM
 };
 

@@ -103,6 +103,12 @@ static const struct rdma_stat_desc mroce_hwc_descs[] = {
 	[MROCE_RC_NAK_TX] = { .name = "rc_nak_tx" },
 	[MROCE_RC_NAK_RX] = { .name = "rc_nak_rx" },
 	[MROCE_RC_RX_DUP] = { .name = "rc_rx_dup" },
+	[MROCE_RC_ACKS_GAP] = { .name = "rc_acks_gap" },
+	[MROCE_RC_ACKS_DUP] = { .name = "rc_acks_dup" },
+	[MROCE_RC_ACKS_REQ] = { .name = "rc_acks_req" },
+	[MROCE_RC_ACKS_EVERY] = { .name = "rc_acks_every" },
+	[MROCE_RC_ACKS_OTHER] = { .name = "rc_acks_other" },
+	[MROCE_RC_ACKS_TIMER] = { .name = "rc_acks_timer" },
 	{ .name = "rx_datagrams" },
 	{ .name = "rx_dropped" },
 	{ .name = "rx_short" },
@@ -123,6 +129,8 @@ static const struct rdma_stat_desc mroce_hwc_descs[] = {
 };
 
 static_assert(ARRAY_SIZE(mroce_hwc_descs) == MROCE_HWC_NUM_DEV + MROCE_RC_NUM);
+static_assert(MROCE_RC_ACKS_TIMER - MROCE_RC_ACKS_GAP ==
+	      MROCE_ACKW_TIMER - MROCE_ACKW_GAP);
 
 /*
  * What an rdma counter keeps besides its stats: the counts of QPs that
@@ -187,6 +195,8 @@ static void mroce_hwc_conn_add(struct mroce_qp *qp,
 	v[MROCE_RC_NAK_TX] += info.st.nak_tx;
 	v[MROCE_RC_NAK_RX] += info.st.nak_rx;
 	v[MROCE_RC_RX_DUP] += info.st.rx_dup;
+	for (i = 0; i < MROCE_ACKW_NUM; i++)
+		v[MROCE_RC_ACKS_GAP + i] += info.st.tx_ack_why[i];
 	for (i = 0; i < info.num_paths; i++) {
 		if (mroce_conn_path_stats(qp->conn, i, &ps))
 			break;

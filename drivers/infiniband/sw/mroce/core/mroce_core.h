@@ -582,6 +582,7 @@ struct mroce_path {
 	u32 rcv_ce;
 	bool ack_pending;
 	bool ack_now;
+	u8 ack_why;		/* enum mroce_ack_why of ack_now's first cause */
 	u64 ack_due_ns;
 	u32 trig_psn, trig_dsn, trig_msn, trig_ts;
 	u64 trig_rx_ns;		/* when the trigger arrived (ACK delay) */
@@ -664,6 +665,22 @@ struct mroce_resp {
 	u8 src_lost;		/* a resent segment found its source gone */
 };
 
+/*
+ * What made an ACK due (spec 6.2), one per ACK sent: the first of a gap
+ * in a path's PSNs, a duplicate, the sender's ACKREQ, the connection's
+ * ack_every count, a probe or a NAK to answer at once, or else the hold
+ * timer (the sender's ack_delay allowance ran out).
+ */
+enum mroce_ack_why {
+	MROCE_ACKW_GAP,
+	MROCE_ACKW_DUP,
+	MROCE_ACKW_REQ,
+	MROCE_ACKW_EVERY,
+	MROCE_ACKW_OTHER,
+	MROCE_ACKW_TIMER,
+	MROCE_ACKW_NUM
+};
+
 struct mroce_conn_stats {
 	u64 tx_data, tx_acks, tx_probes, tx_retx;
 	u64 rx_data, rx_acks, rx_dup, rx_drop;
@@ -674,6 +691,7 @@ struct mroce_conn_stats {
 	u64 rx_resp_invalid;	/* READ/ATOMIC response for no request */
 	u64 cc_cuts;		/* decreases of the connection window */
 	u64 tx_ack_blks;	/* further paths acknowledged in our ACKs */
+	u64 tx_ack_why[MROCE_ACKW_NUM];	/* ACKs sent, by what made them due */
 };
 
 /*

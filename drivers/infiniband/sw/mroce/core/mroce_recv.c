@@ -31,9 +31,19 @@ static void mroce_recv_note(struct mroce_conn *c, struct mroce_path *p,
 	 * about one packet per round trip.
 	 */
 	c->rcv_unacked++;
-	if (gap || dup || (pkt->flags & MROCE_F_ACKREQ) ||
-	    c->rcv_unacked >= c->p.ack_every)
+	if (!p->ack_now) {
 		p->ack_now = true;
+		if (gap)
+			p->ack_why = MROCE_ACKW_GAP;
+		else if (dup)
+			p->ack_why = MROCE_ACKW_DUP;
+		else if (pkt->flags & MROCE_F_ACKREQ)
+			p->ack_why = MROCE_ACKW_REQ;
+		else if (c->rcv_unacked >= c->p.ack_every)
+			p->ack_why = MROCE_ACKW_EVERY;
+		else
+			p->ack_now = false;
+	}
 	/* what the sender allows (a fraction of its RTT) */
 	due = now + mroce_adl_hold_ns(&c->p, pkt->adl);
 	if (!p->ack_pending || due < p->ack_due_ns)
@@ -506,6 +516,8 @@ void mroce_recv_probe(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	p->trig_msn = 0;
 	p->trig_ts = pkt->tx_ts;
 	p->trig_rx_ns = now;
+	if (!p->ack_now)
+		p->ack_why = MROCE_ACKW_OTHER;
 	p->ack_now = true;
 	p->ack_pending = true;
 }
@@ -602,6 +614,7 @@ int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		c->nak_pending = false;
 		i = c->nak_path < c->p.num_paths ? c->nak_path : 0;
 		mroce_recv_build_ack(c, i, now, tx);
+		c->st.tx_ack_why[MROCE_ACKW_OTHER]++;
 		tx->pkt.psn = c->nak_psn;
 		tx->pkt.dsn = c->nak_dsn;
 		tx->pkt.msn = c->nak_msn;
@@ -616,6 +629,7 @@ int mroce_recv_next_ack(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		p = &c->path[i];
 		if (!p->ack_now && !(p->ack_pending && now >= p->ack_due_ns))
 			continue;
+		c->st.tx_ack_why[p->ack_now ? p->ack_why : MROCE_ACKW_TIMER]++;
 		p->ack_now = false;
 		p->ack_pending = false;
 		c->rcv_unacked = 0;
@@ -631,8 +645,11 @@ void mroce_recv_timer(struct mroce_conn *c, u64 now)
 	u32 i;
 
 	for (i = 0; i < c->p.num_paths; i++)
-		if (c->path[i].ack_pending && now >= c->path[i].ack_due_ns)
+		if (c->path[i].ack_pending && now >= c->path[i].ack_due_ns &&
+		    !c->path[i].ack_now) {
 			c->path[i].ack_now = true;
+			c->path[i].ack_why = MROCE_ACKW_TIMER;
+		}
 }
 
 u64 mroce_recv_next_timer(const struct mroce_conn *c)
