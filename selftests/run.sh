@@ -39,13 +39,13 @@ for v in MROCE_KO MROCE_KTEST_KO; do
 	esac
 done
 # test_ucx.sh (in the default list) runs UCX and Open MPI from the host's
-# /usr: the guest then gets the host's userland (tb --hostroot), which has
+# /usr, test_capture.sh the host's tshark and dumpcap: the guest then gets the host's userland (tb --hostroot), which has
 # the guest kernel's modules only for the Debian kernel, so not with
 # another kernel (there test_ucx.sh reports a skip).
 hostroot=()
 if [ -z "${MROCE_TB_KERNEL:-}" ]; then
 	case " $* " in
-	"  " | *" test_ucx.sh "*) hostroot=(--hostroot) ;;
+	"  " | *" test_ucx.sh "* | *" test_capture.sh "*) hostroot=(--hostroot) ;;
 	esac
 fi
 # The guest's wall-clock limit is a hang guard, not a speed check: every
