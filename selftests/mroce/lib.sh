@@ -149,6 +149,14 @@ mroce_ibdevs() {
 	done
 }
 
+# mroce_stat IBDEV NAME: one counter of `rdma statistic` (-1 if absent).
+mroce_stat() {
+	local v
+	v=$(rdma statistic show link "$1/1" | tr ' ' '\n' |
+		awk -v n="$2" 'p {print; exit} $1 == n {p = 1}')
+	echo "${v:--1}"
+}
+
 # wait_for CMD...: retry a condition for up to 5 s (times MROCE_TIME_FACTOR).
 wait_for() {
 	local i

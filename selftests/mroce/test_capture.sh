@@ -26,15 +26,8 @@ gb=$(mroce_link_setup -n ns_b mroce_b vb)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# stat IBDEV NAME: one counter of rdma statistic (-1 if absent).
-stat() {
-	local v
-	v=$(rdma statistic show link "$1/1" | tr ' ' '\n' |
-		awk -v n="$2" 'p {print; exit} $1 == n {p = 1}')
-	echo "${v:--1}"
-}
 # total NAME: the counter summed over both devices.
-total() { echo $(($(stat mroce_a "$1") + $(stat mroce_b "$1"))); }
+total() { echo $(($(mroce_stat mroce_a "$1") + $(mroce_stat mroce_b "$1"))); }
 
 pcap=$tmp/mroce.pcap
 $A dumpcap -q -P -i va -f "udp port $(cat /sys/module/rdma_mroce/parameters/udp_port)" \

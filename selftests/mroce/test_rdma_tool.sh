@@ -20,6 +20,7 @@ gb=$(mroce_link_setup -n ns_b mroce_b vb)
 names="rx_datagrams rx_dropped rx_short rx_malformed rx_no_qp rx_stale_qp
 rx_qp_state rx_packets rx_rejected rx_ud_no_wqe rx_ud_qkey tx_packets
 tx_errors mr_fast_reg mr_local_inv mr_remote_inv ring_bad_index
+rx_uc_msgs rx_uc_broken rx_uc_no_wqe rx_uc_refused
 rc_tx_data rc_rx_data rc_tx_acks rc_rx_acks rc_retx rc_lost rc_rtos
 rc_tlps rc_spurious rc_steers rc_path_downs rc_ecn_ce rc_rnr_rounds
 rc_nak_tx rc_nak_rx rc_rx_dup rc_acks_gap rc_acks_dup rc_acks_req

@@ -9,6 +9,8 @@
 #    errors appear with sane fields, and the counts agree with the deltas
 #    of "rdma statistic" (one RTO event per rc_rtos, the packets of the
 #    RACK and RTO verdicts sum to rc_lost, ...);
+#  - UD and UC drops (mroce_drop) from mroce_wr_api and mroce_uc, one
+#    event per drop, equal to the rx_ud_* and rx_uc_* counter deltas;
 #  - events off again: nothing more is recorded;
 #  - dynamic debug ('module rdma_mroce +p') logs QP state changes.
 set -uo pipefail
@@ -25,7 +27,8 @@ gb=$(mroce_link_setup -n ns_b mroce_b vb)
 
 [ -e $T/trace ] || mount -t tracefs nodev $T 2>/dev/null
 events="mroce_path_state mroce_steer mroce_loss mroce_spurious mroce_cwnd mroce_rnr
-mroce_conn_error mroce_qp_create mroce_qp_destroy mroce_qp_state mroce_qp_error"
+mroce_conn_error mroce_qp_create mroce_qp_destroy mroce_qp_state mroce_qp_error
+mroce_drop"
 missing=""
 for e in $events; do
 	[ -e "$T/events/mroce/$e/enable" ] || missing="$missing $e"
@@ -228,6 +231,53 @@ if [ -n "$qa" ] && [ -n "$qb" ] && [ -n "$ra" ] && [ -n "$rb" ]; then
 else
 	tb_not_ok "QPNs of mroce_trace_qp" "not found in its output"
 fi
+
+# 2b. UD and UC receive drops (mroce_drop): mroce_wr_api sends B a UD
+# datagram with a wrong Q_Key and one with no receive posted; mroce_uc's
+# basic run has B refuse messages and miss receives, its loss run (5%
+# netem loss on va) breaks messages.  One event per dropped datagram or
+# refused message, msgs= summing the broken ones: equal to the deltas of
+# the device counters.
+MROCE_UC=$MROCE_BUILD/selftests/mroce_uc
+stats mroce_b >"$tmp/mroce_b.0"
+echo >$T/trace
+echo 1 >$T/events/mroce/mroce_drop/enable
+echo 1 >$T/events/mroce/mroce_qp_create/enable
+if [ -x "$MROCE_WR_API" ] && [ -x "$MROCE_UC" ]; then
+	$A timeout "$(mroce_t 120)" "$MROCE_WR_API" mroce_a "$ga" mroce_b "$gb" >"$tmp/wr_api.out" 2>&1
+	check "drops: mroce_wr_api passed" test "$(grep -c '^not ok' "$tmp/wr_api.out")" = 0 -a -s "$tmp/wr_api.out"
+	timeout "$(mroce_t 300)" "$MROCE_UC" mroce_a "$ga" mroce_b "$gb" basic >"$tmp/uc.out" 2>&1
+	tc -n ns_a qdisc add dev va root netem loss 5%
+	timeout "$(mroce_t 300)" "$MROCE_UC" mroce_a "$ga" mroce_b "$gb" loss >>"$tmp/uc.out" 2>&1
+	tc -n ns_a qdisc del dev va root 2>/dev/null
+	check "drops: mroce_uc basic and loss passed" test "$(grep -c '^not ok' "$tmp/uc.out")" = 0 -a -s "$tmp/uc.out"
+else
+	tb_not_ok "drops: $MROCE_WR_API and $MROCE_UC" "not built"
+fi
+sleep 1
+echo 0 >$T/events/mroce/mroce_drop/enable
+echo 0 >$T/events/mroce/mroce_qp_create/enable
+stats mroce_b >"$tmp/mroce_b.1"
+cat $T/trace >"$tmp/trace"
+got="ud_qkey $(nev mroce_drop dev=mroce_b type=UD reason=ud_qkey)"
+got="$got ud_no_wqe $(nev mroce_drop dev=mroce_b type=UD reason=ud_no_wqe)"
+got="$got uc_broken $(sumf msgs mroce_drop dev=mroce_b type=UC reason=uc_broken)"
+got="$got uc_no_wqe $(nev mroce_drop dev=mroce_b type=UC reason=uc_no_wqe)"
+got="$got uc_refused $(nev mroce_drop dev=mroce_b type=UC reason=uc_refused)"
+want="ud_qkey $(delta rx_ud_qkey mroce_b) ud_no_wqe $(delta rx_ud_no_wqe mroce_b)"
+want="$want uc_broken $(delta rx_uc_broken mroce_b) uc_no_wqe $(delta rx_uc_no_wqe mroce_b)"
+want="$want uc_refused $(delta rx_uc_refused mroce_b)"
+if [ "$got" = "$want" ]; then
+	tb_ok "drops: mroce_drop events match the counters ($got)"
+else
+	tb_not_ok "drops: mroce_drop events match the counters" "events: $got; counters: $want"
+fi
+check "drops: every reason seen (ud_qkey, ud_no_wqe >= 1, uc_* >= 1)" \
+	test "$(delta rx_ud_qkey mroce_b)" -ge 1 -a "$(delta rx_ud_no_wqe mroce_b)" -ge 1 -a \
+	     "$(delta rx_uc_broken mroce_b)" -ge 1 -a "$(delta rx_uc_no_wqe mroce_b)" -ge 1 -a \
+	     "$(delta rx_uc_refused mroce_b)" -ge 1
+check "drops: UC QPs created with type=UC ($(nev mroce_qp_create dev=mroce_b type=UC))" \
+	test "$(nev mroce_qp_create dev=mroce_b type=UC)" -ge 1
 
 # 3. Events off again: nothing more is recorded.
 echo >$T/trace

@@ -48,6 +48,10 @@ if [ -x "$MROCE_UC" ]; then
 		ip netns exec ns_a tc qdisc del dev va root
 		broken=$(( $(counter mroce_b rx_uc_broken) - broken0 ))
 		echo "# netem dropped ${drops:-?} packets; rx_uc_broken +$broken"
+		for n in rx_uc_msgs rx_uc_broken rx_uc_no_wqe rx_uc_refused; do
+			check "uc: rdma statistic $n = debugfs ($(counter mroce_b $n))" \
+				test "$(mroce_stat mroce_b $n)" = "$(counter mroce_b $n)"
+		done
 		if [ "$broken" -gt 0 ]; then
 			tb_ok "uc: loss: the responder counted broken messages"
 		else

@@ -768,6 +768,27 @@ void test_ud(Side &a, Side &b)
 			"wr_set_ud_addr before or after the data: bytes, imm and lengths",
 		    "rc " + std::to_string(rc) + "; A: " + describe(sa) + "; B: " + describe(rb));
 
+	// Datagrams B drops (rx_ud_qkey, rx_ud_no_wqe; the mroce_drop
+	// tracepoint, test_trace.sh): a wrong Q_Key, then no receive posted.
+	// Both complete at A, as UD sends do; nothing completes at B.
+	ibv_wr_start(qx);
+	qx->wr_id = 66;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, ah.get(), ub->qp_num, kQkey + 1);
+	ibv_wr_set_sge(qx, a.mr->lkey, a.addr(0x100), 16);
+	qx->wr_id = 67;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, ah.get(), ub->qp_num, kQkey);
+	ibv_wr_set_sge(qx, a.mr->lkey, a.addr(0x100), 16);
+	rc = ibv_wr_complete(qx);
+	sa = poll_ex(a.cqx.get(), 2, kWait);
+	rb = poll(b.cq.get(), 1, std::chrono::milliseconds(300));
+	ktap.result(rc == 0 && sa.size() == 2 && sa[0].status == IBV_WC_SUCCESS &&
+		    sa[1].status == IBV_WC_SUCCESS && rb.empty(),
+		    "UD: a wrong Q_Key and a datagram with no receive posted are dropped at B",
+		    "rc " + std::to_string(rc) + "; A: " + describe(sa) + "; B: " + describe(rb));
+
 	ibv_wr_start(qx);
 	qx->wr_id = 64;
 	ibv_wr_send(qx);

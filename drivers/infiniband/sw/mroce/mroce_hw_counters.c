@@ -81,6 +81,10 @@ static const size_t mroce_hwc_dev_offs[] = {
 	offsetof(struct mroce_dev_stats, mr_local_inv),
 	offsetof(struct mroce_dev_stats, mr_remote_inv),
 	offsetof(struct mroce_dev_stats, ring_bad_index),
+	offsetof(struct mroce_dev_stats, rx_uc_msgs),
+	offsetof(struct mroce_dev_stats, rx_uc_broken),
+	offsetof(struct mroce_dev_stats, rx_uc_no_wqe),
+	offsetof(struct mroce_dev_stats, rx_uc_refused),
 };
 
 #define MROCE_HWC_NUM_DEV	ARRAY_SIZE(mroce_hwc_dev_offs)
@@ -126,6 +130,10 @@ static const struct rdma_stat_desc mroce_hwc_descs[] = {
 	{ .name = "mr_local_inv" },
 	{ .name = "mr_remote_inv" },
 	{ .name = "ring_bad_index" },
+	{ .name = "rx_uc_msgs" },
+	{ .name = "rx_uc_broken" },
+	{ .name = "rx_uc_no_wqe" },
+	{ .name = "rx_uc_refused" },
 };
 
 static_assert(ARRAY_SIZE(mroce_hwc_descs) == MROCE_HWC_NUM_DEV + MROCE_RC_NUM);

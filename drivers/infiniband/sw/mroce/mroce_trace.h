@@ -11,7 +11,9 @@
  *    reg/unreg hooks count the enabled ones in mroce_core_ev_key, the
  *    static key behind mroce_ev_enabled() (core/mroce_compat.h);
  *  - the QP's life in the driver: create, destroy, modify_qp state
- *    changes and the datapath's moves to the error state.
+ *    changes and the datapath's moves to the error state;
+ *  - what the UD and UC receive paths drop (mroce_drop), each drop also
+ *    counted in a device counter (rx_ud_*, rx_uc_*).
  * Every event names the device and the QP number; path events the path.
  * They may fire in any context (softirq datapath, process context verbs),
  * with the QP's lock held.
@@ -42,6 +44,15 @@ enum mroce_qp_err_why {
 	MROCE_QPE_WC,		/* a WR completed in error */
 	MROCE_QPE_NO_RWQE,	/* WRITE_WITH_IMM without a receive WQE */
 	MROCE_QPE_INIT,		/* the connection could not start */
+};
+
+/* Why a UD datagram or a UC message was dropped (mroce_drop). */
+enum mroce_drop_why {
+	MROCE_DROP_UD_QKEY,	/* wrong Q_Key (rx_ud_qkey) */
+	MROCE_DROP_UD_NO_WQE,	/* no receive posted (rx_ud_no_wqe) */
+	MROCE_DROP_UC_BROKEN,	/* a packet lost or out of order (rx_uc_broken) */
+	MROCE_DROP_UC_NO_WQE,	/* no receive posted (rx_uc_no_wqe) */
+	MROCE_DROP_UC_REFUSED,	/* too long, bad rkey or range (rx_uc_refused) */
 };
 
 #define mroce_trace_dev(qp)	dev_name(&(qp)->mdev->ibdev.dev)
@@ -81,6 +92,12 @@ TRACE_DEFINE_ENUM(MROCE_QPE_CONN);
 TRACE_DEFINE_ENUM(MROCE_QPE_WC);
 TRACE_DEFINE_ENUM(MROCE_QPE_NO_RWQE);
 TRACE_DEFINE_ENUM(MROCE_QPE_INIT);
+TRACE_DEFINE_ENUM(IB_QPT_UC);
+TRACE_DEFINE_ENUM(MROCE_DROP_UD_QKEY);
+TRACE_DEFINE_ENUM(MROCE_DROP_UD_NO_WQE);
+TRACE_DEFINE_ENUM(MROCE_DROP_UC_BROKEN);
+TRACE_DEFINE_ENUM(MROCE_DROP_UC_NO_WQE);
+TRACE_DEFINE_ENUM(MROCE_DROP_UC_REFUSED);
 
 #define mroce_show_why(x)						\
 	__print_symbolic(x,						\
@@ -117,7 +134,16 @@ TRACE_DEFINE_ENUM(MROCE_QPE_INIT);
 	__print_symbolic(x,						\
 		{ IB_QPT_GSI, "GSI" },					\
 		{ IB_QPT_RC, "RC" },					\
+		{ IB_QPT_UC, "UC" },					\
 		{ IB_QPT_UD, "UD" })
+
+#define mroce_show_drop(x)						\
+	__print_symbolic(x,						\
+		{ MROCE_DROP_UD_QKEY, "ud_qkey" },			\
+		{ MROCE_DROP_UD_NO_WQE, "ud_no_wqe" },			\
+		{ MROCE_DROP_UC_BROKEN, "uc_broken" },			\
+		{ MROCE_DROP_UC_NO_WQE, "uc_no_wqe" },			\
+		{ MROCE_DROP_UC_REFUSED, "uc_refused" })
 
 #define mroce_show_qpe(x)						\
 	__print_symbolic(x,						\
@@ -400,6 +426,42 @@ TRACE_EVENT(mroce_qp_error,
 		  __get_str(dev), __entry->qpn,
 		  mroce_show_qps(__entry->old_state),
 		  mroce_show_qpe(__entry->why), __entry->status)
+);
+
+/* ---------------------------------------------------------------- */
+/* UD and UC receive drops (softirq, the QP's lock held).           */
+
+/*
+ * msgs: messages dropped (a UC packet can show several broken); src_qpn:
+ * the datagram's source QP (UD) or the QP's peer (UC); msn: the UC
+ * message's sequence number (0 for UD).
+ */
+TRACE_EVENT(mroce_drop,
+	TP_PROTO(const struct mroce_qp *qp, u32 why, u32 msgs, u32 src_qpn,
+		 u32 msn),
+	TP_ARGS(qp, why, msgs, src_qpn, msn),
+	TP_STRUCT__entry(
+		__string(dev, mroce_trace_dev(qp))
+		__field(u32, qpn)
+		__field(u32, type)
+		__field(u32, why)
+		__field(u32, msgs)
+		__field(u32, src_qpn)
+		__field(u32, msn)
+	),
+	TP_fast_assign(
+		__assign_str(dev, mroce_trace_dev(qp));
+		__entry->qpn = qp->ibqp.qp_num;
+		__entry->type = qp->ibqp.qp_type;
+		__entry->why = why;
+		__entry->msgs = msgs;
+		__entry->src_qpn = src_qpn;
+		__entry->msn = msn;
+	),
+	TP_printk("dev=%s qpn=%u type=%s reason=%s msgs=%u src_qpn=%u msn=%u",
+		  __get_str(dev), __entry->qpn, mroce_show_qpt(__entry->type),
+		  mroce_show_drop(__entry->why), __entry->msgs,
+		  __entry->src_qpn, __entry->msn)
 );
 
 #endif /* MROCE_TRACE_H */

@@ -36,6 +36,7 @@
 
 #include "mroce.h"
 #include "core/mroce_core.h"
+#include "mroce_trace.h"
 
 /* Packets built per step before the QP's timer takes over. */
 #define MROCE_UC_TX_BURST	64
@@ -298,6 +299,17 @@ static void mroce_uc_recv_fail(struct mroce_qp *qp, u32 status,
 	mroce_wq_recv_done(qp, &cqe, false, dp);
 }
 
+/* A message of pkt's dropped: counted, and traced (mroce_drop). */
+static void mroce_uc_drop(struct mroce_qp *qp, const struct mroce_pkt *pkt,
+			  u32 why)
+{
+	struct mroce_dev_stats *stats = &qp->mdev->stats;
+
+	atomic64_inc(why == MROCE_DROP_UC_NO_WQE ? &stats->rx_uc_no_wqe :
+		     &stats->rx_uc_refused);
+	trace_mroce_drop(qp, why, 1, qp->dest_qpn, pkt->msn);
+}
+
 /*
  * The first packet of a message: is there a target for all of it?  False
  * drops the message (counted).
@@ -305,7 +317,6 @@ static void mroce_uc_recv_fail(struct mroce_qp *qp, u32 status,
 static bool mroce_uc_target(struct mroce_qp *qp, const struct mroce_pkt *pkt,
 			    struct mroce_dp *dp)
 {
-	struct mroce_dev_stats *stats = &qp->mdev->stats;
 	const struct mroce_uc_rx *u = &qp->uc->rx;
 	struct mroce_mr *mr;
 	s64 room;
@@ -313,7 +324,7 @@ static bool mroce_uc_target(struct mroce_qp *qp, const struct mroce_pkt *pkt,
 	if (pkt->ext & MROCE_EXT_SETH) {
 		/* SEND*, WRITE_IMM: the next receive WQE, left unconsumed */
 		if (!mroce_wq_bind(qp, qp->rq_done, dp)) {
-			atomic64_inc(&stats->rx_uc_no_wqe);
+			mroce_uc_drop(qp, pkt, MROCE_DROP_UC_NO_WQE);
 			return false;
 		}
 	}
@@ -322,11 +333,11 @@ static bool mroce_uc_target(struct mroce_qp *qp, const struct mroce_pkt *pkt,
 		room = mroce_uc_recv_room(mroce_rq_shadow(qp, qp->rq_done));
 		if (room < 0) {
 			mroce_uc_recv_fail(qp, IB_WC_LOC_LEN_ERR, dp);
-			atomic64_inc(&stats->rx_uc_refused);
+			mroce_uc_drop(qp, pkt, MROCE_DROP_UC_REFUSED);
 			return false;
 		}
 		if (u->length > room) {
-			atomic64_inc(&stats->rx_uc_refused);
+			mroce_uc_drop(qp, pkt, MROCE_DROP_UC_REFUSED);
 			return false;
 		}
 		return true;
@@ -339,7 +350,7 @@ static bool mroce_uc_target(struct mroce_qp *qp, const struct mroce_pkt *pkt,
 	    !(qp->access_flags & IB_ACCESS_REMOTE_WRITE) ||
 	    mroce_mr_check(mr, u->rkey, qp->ibqp.pd, u->va, u->length,
 			   IB_ACCESS_REMOTE_WRITE)) {
-		atomic64_inc(&stats->rx_uc_refused);
+		mroce_uc_drop(qp, pkt, MROCE_DROP_UC_REFUSED);
 		return false;
 	}
 	return true;
@@ -365,7 +376,7 @@ static bool mroce_uc_place(struct mroce_qp *qp, const struct mroce_pkt *pkt,
 			return true;
 		/* Our own WQE names memory we cannot write. */
 		mroce_uc_recv_fail(qp, IB_WC_LOC_PROT_ERR, dp);
-		atomic64_inc(&qp->mdev->stats.rx_uc_refused);
+		mroce_uc_drop(qp, pkt, MROCE_DROP_UC_REFUSED);
 		return false;
 	}
 	/* The region may have changed since the first packet: check again. */
@@ -377,7 +388,7 @@ static bool mroce_uc_place(struct mroce_qp *qp, const struct mroce_pkt *pkt,
 			   pkt->payload_len, IB_ACCESS_REMOTE_WRITE,
 			   MROCE_TO_MR))
 		return true;
-	atomic64_inc(&qp->mdev->stats.rx_uc_refused);
+	mroce_uc_drop(qp, pkt, MROCE_DROP_UC_REFUSED);
 	return false;
 }
 
@@ -416,8 +427,12 @@ void mroce_uc_recv(struct mroce_qp *qp, const void *p, struct mroce_dp *dp)
 		return;
 	}
 	ret = mroce_uc_rx_pkt(u, pkt, &st);
-	if (u->broken != broken)
+	if (u->broken != broken) {
 		atomic64_add(u->broken - broken, &qp->mdev->stats.rx_uc_broken);
+		trace_mroce_drop(qp, MROCE_DROP_UC_BROKEN,
+				 (u32)(u->broken - broken), qp->dest_qpn,
+				 pkt->msn);
+	}
 	if (ret) {
 		if (ret != MROCE_E_DUP)
 			atomic64_inc(&qp->mdev->stats.rx_rejected);

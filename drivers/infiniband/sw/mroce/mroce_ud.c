@@ -23,6 +23,7 @@
 
 #include "mroce.h"
 #include "core/mroce_core.h"
+#include "mroce_trace.h"
 
 #define MROCE_GRH_SIZE		40
 
@@ -207,12 +208,16 @@ void mroce_ud_rx(struct mroce_qp *qp, const void *p, struct sk_buff *skb,
 	qkey = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QP1_QKEY : qp->qkey;
 	if (pkt->deth.qkey != qkey) {
 		atomic64_inc(&qp->mdev->stats.rx_ud_qkey);
+		trace_mroce_drop(qp, MROCE_DROP_UD_QKEY, 1, pkt->deth.src_qpn,
+				 0);
 		return;
 	}
 	if (skb->protocol == htons(ETH_P_IP) && ip_hdrlen(skb) != 20)
 		goto drop;	/* options do not fit the GRH area */
 	if (!mroce_wq_bind(qp, qp->rq_done, dp)) {
 		atomic64_inc(&qp->mdev->stats.rx_ud_no_wqe);
+		trace_mroce_drop(qp, MROCE_DROP_UD_NO_WQE, 1,
+				 pkt->deth.src_qpn, 0);
 		return;		/* no receive posted: dropped, as UD may be */
 	}
 	w = mroce_rq_shadow(qp, qp->rq_done);
