@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mroce_core.h"
+#include "mroce_conn_mem.hpp"
 
 namespace {
 
@@ -48,7 +49,7 @@ constexpr uint64_t kVa = 0x10000;
 constexpr uint32_t kMem = 1 << 16;
 
 struct Env {
-	std::unique_ptr<mroce_conn> c = std::make_unique<mroce_conn>();
+	mroce_mem::ConnPtr c = mroce_mem::conn_alloc();
 	std::vector<uint8_t> mem = std::vector<uint8_t>(kMem);
 	mroce_conn_ops ops{};
 	uint32_t recvs = 0;
@@ -142,7 +143,7 @@ struct Env {
 		ops.atomic = atomic;
 		ops.complete = complete;
 		ops.event = event;
-		return mroce_conn_init(c.get(), &p, &ops, this, 0);
+		return mroce_mem::conn_init(c.get(), &p, &ops, this, 0);
 	}
 
 	void check()

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "mroce_core.h"
+#include "mroce_conn_mem.hpp"
 
 namespace mroce_test {
 
@@ -32,7 +33,7 @@ class Endpoint {
 public:
 	explicit Endpoint(size_t mem_size = 1 << 20) : mem(mem_size)
 	{
-		conn = std::make_unique<mroce_conn>();
+		conn = mroce_mem::conn_alloc();
 	}
 
 	int init(const mroce_params &p, uint64_t now)
@@ -41,7 +42,7 @@ public:
 		ops.read_check = &Endpoint::read_check_cb;
 		ops.atomic = &Endpoint::atomic_cb;
 		ops.complete = &Endpoint::complete_cb;
-		return mroce_conn_init(conn.get(), &p, &ops, this, now);
+		return mroce_mem::conn_init(conn.get(), &p, &ops, this, now);
 	}
 
 	// Post a WR whose local data (SEND/WRITE source, READ target) is buf.
@@ -92,7 +93,7 @@ public:
 		       va - kMemVa <= mem.size() - len;
 	}
 
-	std::unique_ptr<mroce_conn> conn;
+	mroce_mem::ConnPtr conn;
 	mroce_conn_ops ops{};
 	std::vector<uint8_t> mem;
 	std::map<uint64_t, std::vector<uint8_t>> bufs;

@@ -69,8 +69,8 @@ TEST(Hostile, SequenceSpacesStartAtTheIsn)
 	/* ISNs are 24 bits */
 	mroce_params bad = isn_params();
 	bad.isn_tx = 1u << 24;
-	mroce_conn c{};
-	EXPECT_EQ(mroce_conn_init(&c, &bad, nullptr, nullptr, 0), MROCE_E_INVAL);
+	auto c = mroce_mem::conn_alloc();
+	EXPECT_EQ(mroce_mem::conn_init(c.get(), &bad, nullptr, nullptr, 0), MROCE_E_INVAL);
 }
 
 // The reported attack: cum_dsn 0, high_psn 0, a fatal syndrome.

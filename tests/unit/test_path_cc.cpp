@@ -340,8 +340,33 @@ TEST(Params, InitRejectsInvalid)
 	EXPECT_EQ(bad([](auto &p) { p.ack_every = 0; }), MROCE_E_INVAL);
 	EXPECT_EQ(bad([](auto &p) { p.rnr_retry = 8; }), MROCE_E_INVAL);
 	EXPECT_EQ(bad([](auto &p) { p.min_rnr_timer = 32; }), MROCE_E_INVAL);
-	EXPECT_EQ(mroce_conn_init(e.conn.get(), nullptr, nullptr, nullptr, 0),
+	EXPECT_EQ(mroce_mem::conn_init(e.conn.get(), nullptr, nullptr, nullptr, 0),
 		  MROCE_E_INVAL);
+}
+
+// A connection needs the memory its parameters size (mroce_conn_size()):
+// one byte less is refused; the paths and the DSN ring grow with them.
+TEST(Params, ConnSizeFollowsPathsAndWindow)
+{
+	mroce_params p;
+	mroce_params_default(&p);
+	p.num_paths = 16;
+	const size_t s16 = mroce_conn_size(&p);
+	p.num_paths = 64;
+	const size_t s64 = mroce_conn_size(&p);
+	EXPECT_EQ(s64 - s16, 48 * sizeof(mroce_path));
+	p.max_inflight *= 2;
+	EXPECT_GT(mroce_conn_size(&p), s64);
+	EXPECT_LE(mroce_conn_size(&p), MROCE_CONN_SIZE_MAX);
+	p.num_paths = 0;
+	EXPECT_EQ(mroce_conn_size(&p), 0u);
+	p.num_paths = 16;
+	p.max_inflight = 1024;
+	auto c = mroce_mem::conn_alloc(s16);
+	EXPECT_EQ(mroce_conn_init(c.get(), s16 - 1, &p, nullptr, nullptr, 0), MROCE_E_INVAL);
+	ASSERT_EQ(mroce_conn_init(c.get(), s16, &p, nullptr, nullptr, 0), 0);
+	EXPECT_EQ(c->p.num_paths, 16u);
+	EXPECT_EQ((uint8_t *)(c->retxq + p.max_inflight) - (uint8_t *)c.get(), (ptrdiff_t)s16);
 }
 
 TEST(Params, PostRejectsInvalidAndBoundsQueues)

@@ -38,7 +38,7 @@ static uint32_t sim_isn(uint32_t id)
 
 MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
 		 uint64_t seed)
-	: Endpoint(i, s), conn_(std::make_unique<mroce_conn>()), cfg_(cfg),
+	: Endpoint(i, s), conn_(mroce_mem::conn_alloc()), cfg_(cfg),
 	  scratch_(MROCE_MAX_PAYLOAD)
 {
 	mroce_params p;
@@ -57,7 +57,7 @@ MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
 	ops_.read_check = &MroceEp::read_check_cb;
 	ops_.atomic = &MroceEp::atomic_cb;
 	ops_.complete = &MroceEp::complete_cb;
-	if (mroce_conn_init(conn_.get(), &p, &ops_, this, 0))
+	if (mroce_mem::conn_init(conn_.get(), &p, &ops_, this, 0))
 		throw std::runtime_error("mroce_conn_init failed");
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mroce_core.h"
+#include "mroce_conn_mem.hpp"
 #include "net.h"
 
 namespace sim {
@@ -108,7 +109,7 @@ private:
 	void flush_pending(Time now);
 	void after_call();
 
-	std::unique_ptr<mroce_conn> conn_;
+	mroce_mem::ConnPtr conn_;
 	mroce_conn_ops ops_{};
 	MroceCfg cfg_;
 	std::deque<std::pair<uint32_t, uint32_t>> pending_;	// (msg, len)

@@ -530,6 +530,8 @@ struct mroce_qp {
 	 */
 	struct mroce_dev *mdev;
 	struct mroce_conn *conn;	/* RC: the protocol core; its ctx is qp */
+	size_t conn_size;		/* RC: bytes at conn (mroce_conn_size()) */
+	u32 conn_paths;			/* RC: its paths, fixed at create_qp */
 	bool conn_live;			/* conn initialised (RTR..ERR) */
 	/*
 	 * RC: the datapath step in progress, for the core's callbacks: set by

@@ -731,7 +731,7 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	u64 to;
 
 	mroce_params_default(p);
-	p->num_paths = mroce_param_paths();
+	p->num_paths = qp->conn_paths;
 	p->target_qdelay_ns = mroce_param_cc_target_ns();
 	p->rto_min_ns = mroce_param_rto_min_ns();
 	mroce_params_set_mtu(p, mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ?
@@ -793,7 +793,8 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 
 		mroce_rc_params(qp, &p, false);
 		mroce_hwc_conn_read(qp, &old);
-		if (mroce_conn_init(qp->conn, &p, &mroce_rc_ops, qp, now)) {
+		if (mroce_conn_init(qp->conn, qp->conn_size, &p, &mroce_rc_ops,
+				    qp, now)) {
 			mroce_dbg(qp->mdev, "QP %u: connection parameters refused\n",
 				  qp->ibqp.qp_num);
 			mroce_rc_qp_err(qp, MROCE_QPE_INIT, 0);
@@ -832,12 +833,23 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 }
 
 /*
- * Process context, at create_qp (RC only).  A user QP's connection state
- * (~550 KiB) is charged to the creating task's memory cgroup.
+ * Process context, at create_qp (RC only).  The connection state is sized
+ * by the paths module parameter as it is now (the QP keeps that count
+ * over every connection it makes) and the core's default window: about
+ * 170 KiB at 16 paths.  A user QP's is charged to the creating task's
+ * memory cgroup.
  */
 int mroce_rc_create(struct mroce_qp *qp)
 {
-	qp->conn = kvzalloc(sizeof(*qp->conn),
+	struct mroce_params p;
+
+	mroce_params_default(&p);
+	p.num_paths = mroce_param_paths();
+	qp->conn_size = mroce_conn_size(&p);
+	if (WARN_ON_ONCE(!qp->conn_size))
+		return -EINVAL;
+	qp->conn_paths = p.num_paths;
+	qp->conn = kvzalloc(qp->conn_size,
 			    qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	return qp->conn ? 0 : -ENOMEM;
 }

@@ -160,14 +160,32 @@ int mroce_conn_update(struct mroce_conn *c, const struct mroce_params *p)
 	return 0;
 }
 
-int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
+size_t mroce_conn_size(const struct mroce_params *p)
+{
+	if (!p || !mroce_params_ok(p))
+		return 0;
+	/* every element size is a multiple of 8, u32 last: all aligned */
+	BUILD_BUG_ON(sizeof(struct mroce_conn) % 8 ||
+		     sizeof(struct mroce_path) % 8 ||
+		     sizeof(struct mroce_dsn_ent) % 8);
+	return sizeof(struct mroce_conn) +
+	       p->num_paths * sizeof(struct mroce_path) +
+	       p->max_inflight * (sizeof(struct mroce_dsn_ent) + sizeof(u32));
+}
+
+int mroce_conn_init(struct mroce_conn *c, size_t size,
+		    const struct mroce_params *p,
 		    const struct mroce_conn_ops *ops, void *ctx, u64 now_ns)
 {
+	size_t need = mroce_conn_size(p);
 	u32 i;
 
-	if (!c || !p || !mroce_params_ok(p))
+	if (!c || !need || size < need)
 		return MROCE_E_INVAL;
-	memset(c, 0, sizeof(*c));
+	memset(c, 0, need);
+	c->path = (struct mroce_path *)(c + 1);
+	c->dsn = (struct mroce_dsn_ent *)(c->path + p->num_paths);
+	c->retxq = (u32 *)(c->dsn + p->max_inflight);
 	c->p = *p;
 	c->ops = ops;
 	c->ctx = ctx;

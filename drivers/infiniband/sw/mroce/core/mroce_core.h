@@ -733,8 +733,8 @@ struct mroce_conn {
 	/* sender */
 	u32 snd_dsn_una, snd_dsn_nxt;
 	u32 inflight;		/* sum of the paths' st.inflight (bytes) */
-	struct mroce_dsn_ent dsn[MROCE_MAX_INFLIGHT];
-	u32 retxq[MROCE_MAX_INFLIGHT];
+	struct mroce_dsn_ent *dsn;	/* p.max_inflight entries */
+	u32 *retxq;			/* p.max_inflight entries */
 	u32 retxq_head, retxq_len;
 	u32 msn_una, msn_seg, msn_nxt;	/* our messages */
 	u32 rq_seq_nxt;
@@ -770,18 +770,36 @@ struct mroce_conn {
 	u16 nak_path;
 	u32 nak_psn, nak_dsn, nak_msn;
 
-	struct mroce_path path[MROCE_MAX_PATHS];
+	struct mroce_path *path;	/* p.num_paths entries */
 	struct mroce_conn_stats st;
+	/*
+	 * The arrays that grow with the parameters (path, dsn, retxq) follow
+	 * the structure in the same allocation: mroce_conn_size().
+	 */
 };
 
 /* ------------------------------------------------------------------ */
 /* Connection API.                                                     */
 
 /*
- * Initialise c (any memory of sizeof(*c), ~550 KiB: use kvzalloc in the
- * kernel) with validated parameters.  Returns 0 or MROCE_E_INVAL.
+ * Bytes a connection with parameters p needs: the structure and its
+ * arrays sized by p (num_paths, max_inflight), 0 for invalid parameters.
+ * MROCE_CONN_SIZE_MAX bounds it for every valid p.
  */
-int mroce_conn_init(struct mroce_conn *c, const struct mroce_params *p,
+size_t mroce_conn_size(const struct mroce_params *p);
+#define MROCE_CONN_SIZE_MAX						\
+	(sizeof(struct mroce_conn) +					\
+	 MROCE_MAX_PATHS * sizeof(struct mroce_path) +			\
+	 MROCE_MAX_INFLIGHT * (sizeof(struct mroce_dsn_ent) + sizeof(u32)))
+
+/*
+ * Initialise c, size bytes of any memory (kvzalloc in the kernel), with
+ * validated parameters.  Returns 0, or MROCE_E_INVAL for invalid
+ * parameters or a size below mroce_conn_size(p).  A connection
+ * re-initialised with other parameters needs their size.
+ */
+int mroce_conn_init(struct mroce_conn *c, size_t size,
+		    const struct mroce_params *p,
 		    const struct mroce_conn_ops *ops, void *ctx, u64 now_ns);
 
 /*
