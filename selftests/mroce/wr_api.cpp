@@ -37,7 +37,7 @@ Ktap ktap;
 constexpr size_t kBuf = 1 << 16;
 constexpr uint32_t kDepth = 64;
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND;
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 constexpr uint64_t kAllOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -95,7 +95,9 @@ bool setup(Side &s, const char *dev, int gid_index, bool extended)
 	} else {
 		s.cq.reset(ibv_create_cq(s.ctx.get(), 2 * kDepth, nullptr, nullptr, 0));
 	}
-	s.mr.reset(ibv_reg_mr(s.pd.get(), s.mem.data(), kBuf, kAccess));
+	// MW_BIND: test_send binds a window to B's region (a region access
+	// flag, not a QP one).
+	s.mr.reset(ibv_reg_mr(s.pd.get(), s.mem.data(), kBuf, kAccess | IBV_ACCESS_MW_BIND));
 	if (!s.pd || !s.any_cq() || !s.mr || ibv_query_gid(s.ctx.get(), 1, gid_index, &s.gid))
 		return ktap.result(false, std::string("objects on ") + dev, errstr(errno));
 	return make_qp(s, extended);
