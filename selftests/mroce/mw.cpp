@@ -33,6 +33,11 @@
 //   lifetime    ibv_dereg_mr and ibv_rereg_mr of a region with a bound
 //               window: EBUSY, the region keeps working; ibv_dealloc_mw of
 //               a bound window: its rkey dies, then the region deregisters;
+//   traffic     256 WRITEs of 4 KiB through a type 2 window over 1 MiB
+//               in flight while B invalidates it (posted after the first
+//               64): each completes with success (its bytes in
+//               place), IBV_WC_REM_ACCESS_ERR or a flush, and nothing lands
+//               after the LOCAL_INV completed;
 //   counters    debugfs mw_binds, mr_local_inv and mr_remote_inv of B
 //               grew by exactly the operations that succeeded.
 //
@@ -53,6 +58,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -119,7 +125,7 @@ ibv_qp *make_qp(ibv_context *ctx, ibv_pd *pd, ibv_cq *cq, bool qpx)
 		ibv_qp_init_attr a{};
 		a.send_cq = a.recv_cq = cq;
 		a.qp_type = IBV_QPT_RC;
-		a.cap.max_send_wr = a.cap.max_recv_wr = 16;
+		a.cap.max_send_wr = a.cap.max_recv_wr = 512;
 		a.cap.max_send_sge = a.cap.max_recv_sge = 1;
 		return ibv_create_qp(pd, &a);
 	}
@@ -137,8 +143,8 @@ ibv_qp *make_qp(ibv_context *ctx, ibv_pd *pd, ibv_cq *cq, bool qpx)
 
 void make_pair(Pair &p, ibv_pd *apd, ibv_pd *bpd, const std::string &what, bool qpx = false)
 {
-	p.ca.reset(ibv_create_cq(g_a.ctx.get(), 32, nullptr, nullptr, 0));
-	p.cb.reset(ibv_create_cq(g_b.ctx.get(), 32, nullptr, nullptr, 0));
+	p.ca.reset(ibv_create_cq(g_a.ctx.get(), 1024, nullptr, nullptr, 0));
+	p.cb.reset(ibv_create_cq(g_b.ctx.get(), 1024, nullptr, nullptr, 0));
 	if (p.ca && p.cb) {
 		p.qa.reset(make_qp(g_a.ctx.get(), apd, p.ca.get(), false));
 		p.qb.reset(make_qp(g_b.ctx.get(), bpd, p.cb.get(), qpx));
@@ -782,6 +788,92 @@ void test_errors(World &w)
 	}
 }
 
+// WRITEs through a type 2 window while B invalidates it.
+void test_traffic(World &w)
+{
+	constexpr size_t kN = 256, kChunk = 4096, kLen = kN * kChunk, kGuard = 8192;
+	constexpr size_t kFirst = 64;	// WRITEs posted before the LOCAL_INV
+	Pair p;
+	make_pair(p, w.apd.get(), w.bpd.get(), "traffic");
+	Mw mw(ibv_alloc_mw(w.bpd.get(), IBV_MW_TYPE_2));
+	PageBuf src(kLen), dst(kLen + 2 * kGuard);
+	Mr src_mr(src.p ? ibv_reg_mr(w.apd.get(), src.p, kLen, IBV_ACCESS_LOCAL_WRITE) : nullptr);
+	Mr dst_mr(dst.p ? ibv_reg_mr(w.bpd.get(), dst.p, dst.len, kMrAccess) : nullptr);
+	if (!p.ok || !mw || !src_mr || !dst_mr)
+		return (void)ktap.result(false, "traffic: pair, window and buffers", errstr(errno));
+	const uint32_t k = ibv_inc_rkey(mw->rkey);
+	ibv_wc wc = bind2(p, mw.get(), k, dst_mr.get(), dst.addr(kGuard), kLen,
+			  IBV_ACCESS_REMOTE_WRITE, 80);
+	if (wc.status == IBV_WC_SUCCESS)
+		++w.binds;
+	for (size_t i = 0; i < kN; ++i)
+		fill(src.p + i * kChunk, 100 + i, kChunk);
+	int post_err = 0;
+	ibv_wc inv{};
+	for (size_t i = 0; i < kN && !post_err; ++i) {
+		if (i == kFirst) {
+			ibv_send_wr li{};
+			li.wr_id = 81;
+			li.opcode = IBV_WR_LOCAL_INV;
+			li.send_flags = IBV_SEND_SIGNALED;
+			li.invalidate_rkey = k;
+			ibv_send_wr *lbad;
+			post_err = ibv_post_send(p.qb.get(), &li, &lbad);
+		}
+		ibv_sge sge{src.addr(i * kChunk), uint32_t(kChunk), src_mr->lkey};
+		ibv_send_wr wr{};
+		wr.wr_id = 1000 + i;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.wr.rdma.remote_addr = dst.addr(kGuard + i * kChunk);
+		wr.wr.rdma.rkey = k;
+		ibv_send_wr *bad;
+		if (!post_err)
+			post_err = ibv_post_send(p.qa.get(), &wr, &bad);
+	}
+	inv = next_wc(p.cb.get());
+	if (inv.status == IBV_WC_SUCCESS)
+		++w.linv;
+	// What the window holds when the invalidation completed.
+	std::vector<uint8_t> at_inv(dst.p, dst.p + dst.len);
+	size_t ok = 0, refused = 0, flushed = 0, other = 0, bad_data = 0;
+	for (size_t i = 0; i < kN; ++i) {
+		ibv_wc c = next_wc(p.ca.get());
+		if (int(c.status) == -1) {
+			++other;
+			break;
+		}
+		const size_t n = c.wr_id - 1000;
+		if (c.status == IBV_WC_SUCCESS) {
+			++ok;
+			if (n >= kN || !is_pat(dst.p + kGuard + n * kChunk, 100 + n, kChunk))
+				++bad_data;
+		} else if (c.status == IBV_WC_REM_ACCESS_ERR) {
+			++refused;
+		} else if (c.status == IBV_WC_WR_FLUSH_ERR) {
+			++flushed;
+		} else {
+			++other;
+		}
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	const bool same = !std::memcmp(at_inv.data(), dst.p, dst.len);
+	const bool guards = all(dst.p, 0, kGuard) && all(dst.p + kGuard + kLen, 0, kGuard);
+	ktap.note("traffic: " + std::to_string(ok) + " WRITEs succeeded, " +
+		  std::to_string(refused) + " refused, " + std::to_string(flushed) + " flushed");
+	ktap.result(wc_is(wc, 80, IBV_WC_SUCCESS) && !post_err &&
+			    wc_is(inv, 81, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV) &&
+			    ok + refused + flushed == kN && !other && !bad_data && same && guards,
+		    "traffic: WRITEs racing a LOCAL_INV: success with the bytes in place or a "
+		    "clean error, nothing lands after the invalidation completed",
+		    "post " + std::to_string(post_err) + "; " + wc_str(inv) + "; other " +
+			    std::to_string(other) + ", bad data " + std::to_string(bad_data) +
+			    ", unchanged after invalidation " + std::to_string(same) +
+			    ", guards " + std::to_string(guards));
+}
+
 void test_counters(World &w, long long b0, long long l0, long long r0)
 {
 	const long long b = counter("mw_binds") - b0, l = counter("mr_local_inv") - l0,
@@ -862,6 +954,7 @@ int main(int argc, char **argv)
 		test_type2(w);
 		test_wr_api(w);
 		test_errors(w);
+		test_traffic(w);
 		test_counters(w, b0, l0, r0);
 	}
 	return ktap.finish();
