@@ -505,8 +505,8 @@ void test_errors(ASide &a, BSide &b)
 		    EINVAL);
 	expect_fail(b, "REMOTE_WRITE without LOCAL_WRITE: EINVAL", ac, nullptr, nullptr, 0,
 		    IBV_ACCESS_REMOTE_WRITE, cmd, EINVAL);
-	expect_fail(b, "MW_BIND access: EOPNOTSUPP", ac, nullptr, nullptr, 0,
-		    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND, cmd, EOPNOTSUPP);
+	expect_fail(b, "ZERO_BASED access: EOPNOTSUPP", ac, nullptr, nullptr, 0,
+		    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED, cmd, EOPNOTSUPP);
 	expect_fail(b, "translation to NULL: EINVAL", tr, nullptr, nullptr, kBuf, 0, in, EINVAL);
 	expect_fail(b, "translation of length 0: EINVAL", tr, nullptr, b.b1.p, 0, 0, in, EINVAL);
 	expect_fail(b, "translation of 2^60 bytes: EINVAL", tr, nullptr, b.b1.p, size_t(1) << 60,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
 // verbs_fuzz - a seeded verbs-level fuzzer for mroce devices.  Random
-// sequences of create/modify/post/poll/destroy of PD, CQ, MR, QP (RC, UD),
-// SRQ and AH with random (also invalid) arguments, and random corruption of
+// sequences of create/modify/post/poll/destroy of PD, CQ, MR, memory window
+// (alloc, bind of type 1 and 2, LOCAL_INV, dealloc), QP (RC, UD), SRQ and AH
+// with random (also invalid) arguments, and random corruption of
 // the rings the provider shares with the kernel, for a fixed time.
 //
 // Usage: mroce_verbs_fuzz [options] IBDEV GID_INDEX
@@ -217,6 +218,7 @@ template <auto Destroy, const char *Name> struct Del {
 constexpr char kDestroyQp[] = "ibv_destroy_qp";
 constexpr char kDestroyAh[] = "ibv_destroy_ah";
 constexpr char kDeregMr[] = "ibv_dereg_mr";
+constexpr char kDeallocMw[] = "ibv_dealloc_mw";
 constexpr char kDestroySrq[] = "ibv_destroy_srq";
 constexpr char kDestroyCq[] = "ibv_destroy_cq";
 constexpr char kDeallocPd[] = "ibv_dealloc_pd";
@@ -226,6 +228,7 @@ using Ctx = std::unique_ptr<ibv_context, Del<ibv_close_device, kCloseDevice>>;
 using Pd = std::unique_ptr<ibv_pd, Del<ibv_dealloc_pd, kDeallocPd>>;
 using Cq = std::unique_ptr<ibv_cq, Del<ibv_destroy_cq, kDestroyCq>>;
 using Mr = std::unique_ptr<ibv_mr, Del<ibv_dereg_mr, kDeregMr>>;
+using Mw = std::unique_ptr<ibv_mw, Del<ibv_dealloc_mw, kDeallocMw>>;
 using Srq = std::unique_ptr<ibv_srq, Del<ibv_destroy_srq, kDestroySrq>>;
 using Qp = std::unique_ptr<ibv_qp, Del<ibv_destroy_qp, kDestroyQp>>;
 using Ah = std::unique_ptr<ibv_ah, Del<ibv_destroy_ah, kDestroyAh>>;
@@ -380,6 +383,7 @@ struct Fuzz {
 	std::vector<Srq> srqs;
 	std::vector<Ah> ahs;
 	std::vector<QpRec> qps;
+	std::vector<Mw> mws;	// before the regions they may be bound to
 
 	template <class V> auto *pick(V &v) { return v.empty() ? nullptr : &v[rnd(v.size())]; }
 	ibv_pd *any_pd() { auto *p = pick(pds); return p ? p->get() : nullptr; }
@@ -410,6 +414,9 @@ struct Fuzz {
 	void op_poll_cq();
 	void op_corrupt();
 	void op_pair();
+	void op_alloc_mw();
+	void op_dealloc_mw();
+	void op_bind_mw();
 	void doorbell(QpRec &q);
 	void corrupt_qp(QpRec *q);
 	void step();
@@ -533,7 +540,8 @@ void Fuzz::op_reg_mr()
 		len = 1 + rnd(kArena - off);
 	}
 	}
-	int access = chance(70) ? int(rnd(16)) : int(rnd32());
+	// rnd(32): MW_BIND (16) half of the time.
+	int access = chance(70) ? int(rnd(32)) : int(rnd32());
 	VerbScope s("ibv_reg_mr");
 	Mr mr(ibv_reg_mr(pd, addr, len, access));
 	trace("reg_mr %p len %zu access %#x", addr, len, access);
@@ -585,17 +593,94 @@ void Fuzz::op_rereg_mr()
 	// libibverbs' own checks return IBV_REREG_MR_ERR_INPUT, a command error
 	// IBV_REREG_MR_ERR_CMD: both with errno set (EIO stands for a missing
 	// errno, a violation); the MR stays usable.  The fork-range codes come
-	// from madvise() (only with ibv_fork_init()).
+	// from madvise() (only with ibv_fork_init()).  EBUSY: a memory window
+	// is bound to the region.
 	const int e = rc ? (errno ? errno : EIO) : 0;
 	if (rc == 0 || rc == IBV_REREG_MR_ERR_INPUT || rc == IBV_REREG_MR_ERR_CMD)
-		result("ibv_rereg_mr", e, {EINVAL, ENOMEM, EFAULT, EACCES, EOPNOTSUPP, EPERM});
+		result("ibv_rereg_mr", e,
+		       {EINVAL, ENOMEM, EFAULT, EACCES, EOPNOTSUPP, EPERM, EBUSY});
 	else
 		result("ibv_rereg_mr (fork range)", e, {EINVAL, ENOMEM, EFAULT});
 }
 
+// EBUSY: a memory window is bound to the region.
 void Fuzz::op_dereg_mr()
 {
-	destroy_one(mrs, [](Mr &m) -> Mr & { return m; }, ibv_dereg_mr, "ibv_dereg_mr", {});
+	destroy_one(mrs, [](Mr &m) -> Mr & { return m; }, ibv_dereg_mr, "ibv_dereg_mr",
+		    {EBUSY});
+}
+
+void Fuzz::op_alloc_mw()
+{
+	ibv_pd *pd = any_pd();
+	if (!pd || mws.size() >= kMaxObjs)
+		return;
+	const int type = chance(90) ? int(rnd(2)) + 1 : int(rnd32());
+	VerbScope s("ibv_alloc_mw");
+	Mw mw(ibv_alloc_mw(pd, ibv_mw_type(type)));
+	trace("alloc_mw type %d", type);
+	result("ibv_alloc_mw", mw ? 0 : errno, {EINVAL, ENOMEM});
+	if (mw)
+		mws.push_back(std::move(mw));
+}
+
+void Fuzz::op_dealloc_mw()
+{
+	destroy_one(mws, [](Mw &m) -> Mw & { return m; }, ibv_dealloc_mw, "ibv_dealloc_mw", {});
+}
+
+// A bind of any window on any QP to any region (mostly inside the arena),
+// with any access: ibv_bind_mw for type 1, IBV_WR_BIND_MW for type 2 (and
+// now and then the wrong one); the kernel's verdict comes as a completion.
+void Fuzz::op_bind_mw()
+{
+	auto *q = pick(qps);
+	auto *w = pick(mws);
+	if (!q || !w)
+		return;
+	// Mostly a QP and a region of the window's PD, so binds get through.
+	for (auto &x : qps)
+		if (x.qp->pd == (*w)->pd && chance(70))
+			q = &x;
+	auto *m = pick(mrs);
+	for (auto &x : mrs)
+		if (x->pd == (*w)->pd && chance(70))
+			m = &x;
+	ibv_mw_bind_info info{};
+	info.mr = m && chance(90) ? m->get() : nullptr;
+	if (info.mr && chance(85)) {
+		const uint64_t base = uintptr_t(info.mr->addr);
+		info.addr = base + rnd(info.mr->length + 1);
+		info.length = rnd(info.mr->length + 4096);
+	} else if (chance(50)) {
+		info.addr = g_rng();
+		info.length = g_rng();
+	}
+	info.mw_access_flags = chance(80) ? unsigned(rnd(16)) << 1 : rnd32();
+	const unsigned flags = chance(90) ? unsigned(rnd(16)) : rnd32();
+	if ((*w)->type == IBV_MW_TYPE_1 && chance(85)) {
+		ibv_mw_bind b{};
+		b.wr_id = g_rng();
+		b.send_flags = flags;
+		b.bind_info = info;
+		VerbScope s("ibv_bind_mw");
+		int rc = ibv_bind_mw(q->qp.get(), w->get(), &b);
+		trace("bind_mw qp %u rkey %#x", q->qp->qp_num, (*w)->rkey);
+		result("ibv_bind_mw", rc, {EINVAL, ENOMEM, EOPNOTSUPP, EPERM});
+		return;
+	}
+	ibv_send_wr wr{};
+	wr.wr_id = g_rng();
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = flags;
+	wr.bind_mw.mw = w->get();
+	wr.bind_mw.rkey = chance(85) ? ibv_inc_rkey((*w)->rkey) : rnd32();
+	wr.bind_mw.bind_info = info;
+	ibv_send_wr *bad;
+	VerbScope s("ibv_post_send");
+	int rc = ibv_post_send(q->qp.get(), &wr, &bad);
+	trace("post BIND_MW qp %u rkey %#x", q->qp->qp_num, wr.bind_mw.rkey);
+	result("ibv_post_send", rc, {EINVAL, ENOMEM, EOPNOTSUPP});
 }
 
 void Fuzz::op_create_srq()
@@ -898,8 +983,10 @@ void Fuzz::post_send_to(QpRec *q)
 			w.wr.rdma.remote_addr = raddr;
 			w.wr.rdma.rkey = rkey;
 		}
-		if (w.opcode == IBV_WR_SEND_WITH_INV)
-			w.invalidate_rkey = rkey;
+		if (w.opcode == IBV_WR_SEND_WITH_INV || w.opcode == IBV_WR_LOCAL_INV) {
+			auto *mw = pick(mws);
+			w.invalidate_rkey = mw && chance(60) ? (*mw)->rkey : rkey;
+		}
 		w.next = i + 1 < nwr ? &wrs[size_t(i + 1)] : nullptr;
 	}
 	ibv_send_wr *bad = nullptr;
@@ -1144,7 +1231,8 @@ void Fuzz::step()
 		{&Fuzz::op_query_qp, 1},    {&Fuzz::op_destroy_qp, 3},  {&Fuzz::op_create_ah, 2},
 		{&Fuzz::op_destroy_ah, 1},  {&Fuzz::op_post_send, 14},  {&Fuzz::op_post_recv, 10},
 		{&Fuzz::op_poll_cq, 12},    {&Fuzz::op_corrupt, 5},     {&Fuzz::op_pair, 3},
-		{&Fuzz::op_resize_cq, 2},   {&Fuzz::op_rereg_mr, 3},
+		{&Fuzz::op_resize_cq, 2},   {&Fuzz::op_rereg_mr, 3},    {&Fuzz::op_alloc_mw, 2},
+		{&Fuzz::op_dealloc_mw, 1},  {&Fuzz::op_bind_mw, 4},
 	};
 	static const unsigned total = [] {
 		unsigned t = 0;
@@ -1167,6 +1255,7 @@ void Fuzz::teardown()
 {
 	drain_async();
 	qps.clear();
+	mws.clear();
 	ahs.clear();
 	drain_async();
 	srqs.clear();

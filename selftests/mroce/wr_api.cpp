@@ -95,7 +95,9 @@ bool setup(Side &s, const char *dev, int gid_index, bool extended)
 	} else {
 		s.cq.reset(ibv_create_cq(s.ctx.get(), 2 * kDepth, nullptr, nullptr, 0));
 	}
-	s.mr.reset(ibv_reg_mr(s.pd.get(), s.mem.data(), kBuf, kAccess));
+	// MW_BIND: test_send binds a window to B's region (a region access
+	// flag, not a QP one).
+	s.mr.reset(ibv_reg_mr(s.pd.get(), s.mem.data(), kBuf, kAccess | IBV_ACCESS_MW_BIND));
 	if (!s.pd || !s.any_cq() || !s.mr || ibv_query_gid(s.ctx.get(), 1, gid_index, &s.gid))
 		return ktap.result(false, std::string("objects on ") + dev, errstr(errno));
 	return make_qp(s, extended);
@@ -310,9 +312,9 @@ void test_create_errors(Side &a)
 		uint64_t ops;
 		ibv_qp_type type;
 	} bad[] = {
-		{"ibv_create_qp_ex with BIND_MW is EOPNOTSUPP", IBV_QP_EX_WITH_BIND_MW, IBV_QPT_RC},
-		{"ibv_create_qp_ex with LOCAL_INV is EOPNOTSUPP", IBV_QP_EX_WITH_LOCAL_INV,
-		 IBV_QPT_RC},
+		{"ibv_create_qp_ex UC with BIND_MW is EOPNOTSUPP", IBV_QP_EX_WITH_BIND_MW, IBV_QPT_UC},
+		{"ibv_create_qp_ex UC with LOCAL_INV is EOPNOTSUPP", IBV_QP_EX_WITH_LOCAL_INV,
+		 IBV_QPT_UC},
 		{"ibv_create_qp_ex with TSO is EOPNOTSUPP", IBV_QP_EX_WITH_TSO, IBV_QPT_RC},
 		{"ibv_create_qp_ex UD with RDMA_WRITE is EOPNOTSUPP",
 		 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE, IBV_QPT_UD},
@@ -401,7 +403,27 @@ void test_send(Side &a, Side &b)
 		    "wr_send_imm + wr_set_inline_data: payload and immediate",
 		    "rc " + std::to_string(rc) + "; A: " + describe(sa) + "; B: " + describe(rb));
 
-	// SEND_WITH_INV, two SGEs.
+	// SEND_WITH_INV, two SGEs, of a type 2 window B's QP bound (only a
+	// window or a fast-register region can be invalidated; mw.cpp has
+	// the rest).
+	std::unique_ptr<ibv_mw, int (*)(ibv_mw *)> mw(ibv_alloc_mw(b.pd.get(), IBV_MW_TYPE_2),
+						      ibv_dealloc_mw);
+	const uint32_t inv_rkey = mw ? ibv_inc_rkey(mw->rkey) : 0;
+	if (mw) {
+		ibv_send_wr bw{};
+		bw.wr_id = 900;
+		bw.opcode = IBV_WR_BIND_MW;
+		bw.send_flags = IBV_SEND_SIGNALED;
+		bw.bind_mw.mw = mw.get();
+		bw.bind_mw.rkey = inv_rkey;
+		bw.bind_mw.bind_info = {b.mr.get(), b.addr(0), 4096, IBV_ACCESS_REMOTE_WRITE};
+		ibv_send_wr *bbad;
+		rc = ibv_post_send(b.qp.get(), &bw, &bbad);
+	}
+	rb = poll(b.cq.get(), 1, kWait);
+	ktap.result(mw && rc == 0 && one_ok(rb, 900, IBV_WC_BIND_MW),
+		    "a type 2 window bound on B (for wr_send_inv)",
+		    "rc " + std::to_string(rc) + "; B: " + describe(rb));
 	fill(a.at(0), 100, 3);
 	fill(a.at(1000), 50, 9);
 	std::memset(b.at(0), 0, 200);
@@ -410,14 +432,14 @@ void test_send(Side &a, Side &b)
 	ibv_wr_start(a.qpx);
 	a.qpx->wr_id = 3;
 	a.qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send_inv(a.qpx, 0x5a5a0001);
+	ibv_wr_send_inv(a.qpx, inv_rkey);
 	ibv_wr_set_sge_list(a.qpx, 2, sg);
 	rc = ibv_wr_complete(a.qpx);
 	sa = poll_ex(a.cqx.get(), 1, kWait);
 	rb = poll(b.cq.get(), 1, kWait);
 	ktap.result(rc == 0 && one_ok(sa, 3, IBV_WC_SEND) && one_ok(rb, 102, IBV_WC_RECV) &&
 			    rb[0].byte_len == 150 && (rb[0].flags & IBV_WC_WITH_INV) &&
-			    rb[0].imm == 0x5a5a0001 && !std::memcmp(b.at(0), a.at(0), 100) &&
+			    rb[0].imm == inv_rkey && !std::memcmp(b.at(0), a.at(0), 100) &&
 			    !std::memcmp(b.at(100), a.at(1000), 50),
 		    "wr_send_inv + wr_set_sge_list: gathered payload, invalidated rkey",
 		    "rc " + std::to_string(rc) + "; A: " + describe(sa) + "; B: " + describe(rb));
@@ -604,16 +626,19 @@ void test_batches(Side &a, Side &b)
 		    "too many SGEs mid-batch: wr_complete is EINVAL, nothing sent",
 		    "rc " + std::to_string(rc) + "; A: " + describe(sa) + "; B: " + describe(rb));
 
-	// Unsupported operations fail the batch with EOPNOTSUPP.
+	// Operations not in the QP's send_ops_flags fail the batch with EOPNOTSUPP
+	// (LOCAL_INV and BIND_MW work when enabled: mw.cpp).
 	ibv_wr_start(a.qpx);
 	a.qpx->wr_id = 42;
 	ibv_wr_local_inv(a.qpx, 0x1234);
 	rc = ibv_wr_complete(a.qpx);
-	ktap.result(rc == EOPNOTSUPP, "wr_local_inv: wr_complete is EOPNOTSUPP", errstr(rc));
+	ktap.result(rc == EOPNOTSUPP, "wr_local_inv not enabled: wr_complete is EOPNOTSUPP",
+		    errstr(rc));
 	ibv_wr_start(a.qpx);
 	ibv_wr_bind_mw(a.qpx, nullptr, 0, nullptr);
 	rc = ibv_wr_complete(a.qpx);
-	ktap.result(rc == EOPNOTSUPP, "wr_bind_mw: wr_complete is EOPNOTSUPP", errstr(rc));
+	ktap.result(rc == EOPNOTSUPP, "wr_bind_mw not enabled: wr_complete is EOPNOTSUPP",
+		    errstr(rc));
 
 	// wr_abort discards.
 	ibv_wr_start(a.qpx);

@@ -175,6 +175,57 @@ TEST(SqPost, InlineCopiesBytes)
 	EXPECT_EQ(std::memcmp(sq.u.ring->slot(0) + sizeof(w), "hello world", 11), 0);
 }
 
+// Local operations: the WQE carries the keys and the window, no data.
+TEST(SqPost, LocalInvAndBindMw)
+{
+	TestRing sq(8, kSendSlot);
+	ibv_sge sge{0x1000, 8, 1};
+	ibv_mw mw{};
+	mw.type = IBV_MW_TYPE_2;
+	ibv_mr mr{};
+	mr.lkey = 0x3301;
+	ibv_send_wr w[2]{};
+	w[0].opcode = IBV_WR_LOCAL_INV;
+	w[0].wr_id = 5;
+	w[0].send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
+	w[0].invalidate_rkey = 0xabcd01;
+	w[0].sg_list = &sge;	// ignored
+	w[0].num_sge = 1;
+	w[0].next = &w[1];
+	w[1].opcode = IBV_WR_BIND_MW;
+	w[1].wr_id = 6;
+	w[1].send_flags = IBV_SEND_FENCE;
+	w[1].bind_mw.mw = &mw;
+	w[1].bind_mw.rkey = 0x770002;
+	w[1].bind_mw.bind_info = {&mr, 0x10000, 300, IBV_ACCESS_REMOTE_ATOMIC};
+	ibv_send_wr *bad;
+	unsigned queued;
+	auto lim = rc_limits();
+	ASSERT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, w, &bad, &queued), 0);
+	EXPECT_EQ(queued, 2u);
+	mroce_send_wqe q;
+	std::memcpy(&q, sq.u.ring->slot(0), sizeof(q));
+	EXPECT_EQ(q.opcode, unsigned(MROCE_WR_LOCAL_INV));
+	EXPECT_EQ(q.wr_id, 5u);
+	EXPECT_EQ(q.send_flags, unsigned(MROCE_SEND_SIGNALED));
+	EXPECT_EQ(q.wr.rdma.rkey, 0xabcd01u);
+	EXPECT_EQ(q.num_sge, 0u);
+	std::memcpy(&q, sq.u.ring->slot(1), sizeof(q));
+	EXPECT_EQ(q.opcode, unsigned(MROCE_WR_BIND_MW));
+	EXPECT_EQ(q.send_flags, unsigned(MROCE_SEND_FENCE));
+	EXPECT_EQ(q.wr.bind.rkey, 0x770002u);
+	EXPECT_EQ(q.wr.bind.mr_lkey, 0x3301u);
+	EXPECT_EQ(q.wr.bind.addr, 0x10000u);
+	EXPECT_EQ(q.wr.bind.length, 300u);
+	EXPECT_EQ(q.wr.bind.access, unsigned(IBV_ACCESS_REMOTE_ATOMIC));
+	// A type 1 window goes through ibv_bind_mw's path only.
+	mw.type = IBV_MW_TYPE_1;
+	EXPECT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &w[1], &bad, &queued), EINVAL);
+	EXPECT_EQ(mroce_sq_post_bind1(&sq.u, &lim, &w[1], &queued), 0);
+	EXPECT_EQ(queued, 1u);
+	EXPECT_EQ(sq.ctl()->producer, 3u);
+}
+
 TEST(SqPost, BadWrStopsTheListAndReportsIt)
 {
 	TestRing sq(8, kSendSlot);
@@ -228,7 +279,34 @@ INSTANTIATE_TEST_SUITE_P(
 	Cases, SqReject,
 	testing::Values(
 		BadCase{"unknown_opcode", [](ibv_send_wr &w, mroce_qp_limits &) {
-				w.opcode = IBV_WR_BIND_MW; }, EOPNOTSUPP},
+				w.opcode = IBV_WR_TSO; }, EOPNOTSUPP},
+		BadCase{"bind_no_mw", [](ibv_send_wr &w, mroce_qp_limits &) {
+				w.opcode = IBV_WR_BIND_MW; }, EINVAL},
+		BadCase{"bind_type1_by_post", [](ibv_send_wr &w, mroce_qp_limits &) {
+				static ibv_mw mw{};
+				mw.type = IBV_MW_TYPE_1;
+				w.opcode = IBV_WR_BIND_MW; w.bind_mw.mw = &mw; }, EINVAL},
+		BadCase{"bind_zero_based", [](ibv_send_wr &w, mroce_qp_limits &) {
+				static ibv_mw mw{};
+				static ibv_mr mr{};
+				mw.type = IBV_MW_TYPE_2;
+				w.opcode = IBV_WR_BIND_MW; w.bind_mw.mw = &mw;
+				w.bind_mw.bind_info = {&mr, 0x1000, 8,
+						       IBV_ACCESS_ZERO_BASED}; }, EOPNOTSUPP},
+		BadCase{"bind_local_write", [](ibv_send_wr &w, mroce_qp_limits &) {
+				static ibv_mw mw{};
+				static ibv_mr mr{};
+				mw.type = IBV_MW_TYPE_2;
+				w.opcode = IBV_WR_BIND_MW; w.bind_mw.mw = &mw;
+				w.bind_mw.bind_info = {&mr, 0x1000, 8,
+						       IBV_ACCESS_LOCAL_WRITE}; }, EINVAL},
+		BadCase{"ud_local_inv", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UD; w.opcode = IBV_WR_LOCAL_INV; }, EINVAL},
+		BadCase{"uc_bind", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				static ibv_mw mw{};
+				mw.type = IBV_MW_TYPE_2;
+				l.qp_type = IBV_QPT_UC; w.opcode = IBV_WR_BIND_MW;
+				w.bind_mw.mw = &mw; }, EOPNOTSUPP},
 		BadCase{"unknown_flag", [](ibv_send_wr &w, mroce_qp_limits &) {
 				w.send_flags = IBV_SEND_IP_CSUM; }, EOPNOTSUPP},
 		BadCase{"negative_sges", [](ibv_send_wr &w, mroce_qp_limits &) {
@@ -244,8 +322,8 @@ INSTANTIATE_TEST_SUITE_P(
 		BadCase{"atomic_misaligned", [](ibv_send_wr &w, mroce_qp_limits &) {
 				w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 				w.wr.atomic.remote_addr = 0x1004; }, EINVAL},
-		BadCase{"local_inv", [](ibv_send_wr &w, mroce_qp_limits &) {
-				w.opcode = IBV_WR_LOCAL_INV; }, EOPNOTSUPP},
+		BadCase{"uc_local_inv", [](ibv_send_wr &w, mroce_qp_limits &l) {
+				l.qp_type = IBV_QPT_UC; w.opcode = IBV_WR_LOCAL_INV; }, EOPNOTSUPP},
 		BadCase{"atomic_no_sge", [](ibv_send_wr &w, mroce_qp_limits &) {
 				w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD; w.num_sge = 0; }, EINVAL},
 		BadCase{"ud_write", [](ibv_send_wr &w, mroce_qp_limits &l) {

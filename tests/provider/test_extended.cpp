@@ -34,7 +34,7 @@ constexpr uint64_t kAllOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 
 struct SqxFree {
 	void operator()(mroce_sqx *s) const { mroce_sqx_free(s); }
@@ -58,6 +58,11 @@ struct TestSqx {
 };
 
 char g_a[] = "0123456789abcdef", g_b[] = "ghijklmnopqrstuvwxyz";
+// A type 2 window and a region to bind it to (only type and lkey are read).
+ibv_mw g_mw2 = [] { ibv_mw m{}; m.type = IBV_MW_TYPE_2; m.rkey = 0x4201; return m; }();
+ibv_mr g_bind_mr = [] { ibv_mr m{}; m.lkey = 0x5302; return m; }();
+const ibv_mw_bind_info g_bind_info{&g_bind_mr, 0x9000, 4096,
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE};
 
 // One work request, as an ibv_send_wr and as the equivalent ibv_wr_* calls.
 struct Equiv {
@@ -175,6 +180,26 @@ std::vector<Equiv> equivalents()
 				     mroce_sqx_atomic_fetch_add(q, id, f, 0xbb, 0x7008, 5);
 			     },
 			     Equiv::sge_list});
+	}
+	{
+		auto w = wr_with(IBV_WR_LOCAL_INV, 11, sig | IBV_SEND_FENCE);
+		w.invalidate_rkey = 0x4202;
+		v.push_back({"local_inv", w, {},
+			     [](mroce_sqx *q, uint64_t id, unsigned f) {
+				     mroce_sqx_local_inv(q, id, f, 0x4202);
+			     },
+			     Equiv::none});
+	}
+	{
+		auto w = wr_with(IBV_WR_BIND_MW, 12, sig);
+		w.bind_mw.mw = &g_mw2;
+		w.bind_mw.rkey = 0x4202;
+		w.bind_mw.bind_info = g_bind_info;
+		v.push_back({"bind_mw", w, {},
+			     [](mroce_sqx *q, uint64_t id, unsigned f) {
+				     mroce_sqx_bind_mw(q, id, f, &g_mw2, 0x4202, &g_bind_info);
+			     },
+			     Equiv::none});
 	}
 	return v;
 }
@@ -392,7 +417,7 @@ INSTANTIATE_TEST_SUITE_P(
 				   mroce_sqx_rdma_write(q, 7, 0, 1, 0x1000);
 			   }, EOPNOTSUPP},
 		BatchError{"unsupported_op", kAllOps, [](mroce_sqx *q) {
-				   mroce_sqx_unsupported(q);	// bind_mw, local_inv, ...
+				   mroce_sqx_unsupported(q);	// send_tso, set_xrc_srqn, ...
 			   }, EOPNOTSUPP},
 		BatchError{"setter_without_builder", kAllOps, [](mroce_sqx *q) {
 				   mroce_sqx_set_sge(q, 1, 0x2000, 8);
@@ -572,10 +597,12 @@ TEST_P(QpxReject, Fails)
 INSTANTIATE_TEST_SUITE_P(
 	Cases, QpxReject,
 	testing::Values(
-		QpxBad{"bind_mw", [](ibv_qp_init_attr_ex &a) {
-			       a.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW; }, EOPNOTSUPP},
-		QpxBad{"local_inv", [](ibv_qp_init_attr_ex &a) {
-			       a.send_ops_flags |= IBV_QP_EX_WITH_LOCAL_INV; }, EOPNOTSUPP},
+		QpxBad{"uc_bind_mw", [](ibv_qp_init_attr_ex &a) {
+			       a.qp_type = IBV_QPT_UC;
+			       a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW; }, EOPNOTSUPP},
+		QpxBad{"uc_local_inv", [](ibv_qp_init_attr_ex &a) {
+			       a.qp_type = IBV_QPT_UC;
+			       a.send_ops_flags = IBV_QP_EX_WITH_LOCAL_INV; }, EOPNOTSUPP},
 		QpxBad{"tso", [](ibv_qp_init_attr_ex &a) {
 			       a.send_ops_flags |= IBV_QP_EX_WITH_TSO; }, EOPNOTSUPP},
 		QpxBad{"atomic_write", [](ibv_qp_init_attr_ex &a) {

@@ -80,8 +80,34 @@ void Ring::swap_memory(Ring &fresh) noexcept
 	std::swap(entry_size_, fresh.entry_size_);
 }
 
+bool is_local_op(const mroce_send_wqe &w)
+{
+	return w.opcode == MROCE_WR_BIND_MW || w.opcode == MROCE_WR_LOCAL_INV;
+}
+
+// The window part of a BIND_MW WQE: remote rights only (a window has no
+// lkey); ZERO_BASED windows are not implemented.  The kernel checks the
+// region, range and window again when the WQE executes.
+static int encode_bind(uint32_t rkey, const ibv_mw_bind_info &info, mroce_send_wqe &w)
+{
+	const unsigned remote =
+		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	if (info.mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EOPNOTSUPP;
+	if (info.mw_access_flags & ~remote)
+		return EINVAL;
+	if (!info.mr && (info.addr || info.length))
+		return EINVAL;
+	w.wr.bind.addr = info.addr;
+	w.wr.bind.length = info.length;
+	w.wr.bind.rkey = rkey;
+	w.wr.bind.mr_lkey = info.mr ? info.mr->lkey : 0;
+	w.wr.bind.access = info.mw_access_flags;
+	return 0;
+}
+
 int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
-		       mroce_ah_num_fn ah_num, mroce_send_wqe &w)
+		       mroce_ah_num_fn ah_num, mroce_send_wqe &w, bool bind_type1)
 {
 	const bool ud = lim.qp_type == IBV_QPT_UD;
 
@@ -114,12 +140,26 @@ int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
 		w.opcode = MROCE_WR_SEND_WITH_INV;
 		w.imm_data = htobe32(wr.invalidate_rkey);
 		break;
+	case IBV_WR_LOCAL_INV:
+		w.opcode = MROCE_WR_LOCAL_INV;
+		break;
+	case IBV_WR_BIND_MW:
+		// A work request binds type 2 windows; type 1 go through
+		// ibv_bind_mw (bind_type1), which posts the same WQE.
+		if (!wr.bind_mw.mw ||
+		    wr.bind_mw.mw->type != (bind_type1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2))
+			return EINVAL;
+		w.opcode = MROCE_WR_BIND_MW;
+		break;
 	default:
-		// LOCAL_INV, BIND_MW, TSO, ...: the kernel executes none of them.
+		// TSO, ATOMIC_WRITE, ...: the kernel executes none of them.
 		return EOPNOTSUPP;
 	}
 	if (ud && w.opcode != MROCE_WR_SEND && w.opcode != MROCE_WR_SEND_WITH_IMM)
 		return EINVAL;
+	// IB allows BIND_MW and LOCAL_INV on UC; mroce executes them on RC only.
+	if (lim.qp_type == IBV_QPT_UC && is_local_op(w))
+		return EOPNOTSUPP;
 	// UC: SEND, SEND_WITH_IMM, RDMA_WRITE(_WITH_IMM); no READ, atomics or
 	// SEND_WITH_INV (IBA table 38), refused at post as rxe does.
 	if (lim.qp_type == IBV_QPT_UC && w.opcode != MROCE_WR_SEND &&
@@ -131,8 +171,18 @@ int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
 		return EOPNOTSUPP;
 	w.wr_id = wr.wr_id;
 	w.send_flags = wr.send_flags & known;
+	// Local operations carry no data and solicit nothing.
+	if (is_local_op(w))
+		w.send_flags &= IBV_SEND_FENCE | IBV_SEND_SIGNALED;
 
 	switch (w.opcode) {
+	case MROCE_WR_LOCAL_INV:
+		w.wr.rdma.rkey = wr.invalidate_rkey;
+		break;
+	case MROCE_WR_BIND_MW:
+		if (int err = encode_bind(wr.bind_mw.rkey, wr.bind_mw.bind_info, w))
+			return err;
+		break;
 	case MROCE_WR_RDMA_WRITE:
 	case MROCE_WR_RDMA_WRITE_WITH_IMM:
 	case MROCE_WR_RDMA_READ:
@@ -235,12 +285,16 @@ int encode_send_inline(mroce_send_wqe &w, std::span<const ibv_data_buf> bufs,
 }
 
 int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_fn ah_num,
-		std::span<std::byte> slot)
+		std::span<std::byte> slot, bool bind_type1)
 {
 	mroce_send_wqe w;
-	int err = encode_send_header(wr, lim, ah_num, w);
+	int err = encode_send_header(wr, lim, ah_num, w, bind_type1);
 	if (err)
 		return err;
+	if (is_local_op(w)) {	// no data: sg_list and num_sge are not read
+		std::memcpy(slot.data(), &w, sizeof(w));
+		return 0;
+	}
 	if (wr.num_sge < 0 || (wr.num_sge > 0 && !wr.sg_list))
 		return EINVAL;
 	const std::span<const ibv_sge> sges(wr.sg_list, static_cast<size_t>(wr.num_sge));
@@ -393,9 +447,9 @@ int mroce_srq_resize(struct mroce_uring *u, int cmd_fd, mroce_srq_resize_cmd cmd
 	return 0;	// fresh now holds the old ring: unmapped here
 }
 
-int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
-		  mroce_ah_num_fn ah_num, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
-		  unsigned int *queued)
+static int sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
+		   mroce_ah_num_fn ah_num, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+		   unsigned int *queued, bool bind_type1)
 {
 	*queued = 0;
 	Ring &r = *u->ring;
@@ -407,7 +461,8 @@ int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
 			err = ENOMEM;
 			break;
 		}
-		err = mroce::encode_send(*wr, *lim, ah_num, {r.slot(prod), r.entry_size()});
+		err = mroce::encode_send(*wr, *lim, ah_num, {r.slot(prod), r.entry_size()},
+					 bind_type1);
 		if (err)
 			break;
 		++prod;
@@ -418,6 +473,22 @@ int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
 	if (err)
 		*bad_wr = wr;
 	return err;
+}
+
+int mroce_sq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,
+		  mroce_ah_num_fn ah_num, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+		  unsigned int *queued)
+{
+	return sq_post(u, lim, ah_num, wr, bad_wr, queued, false);
+}
+
+int mroce_sq_post_bind1(struct mroce_uring *u, const struct mroce_qp_limits *lim,
+			struct ibv_send_wr *wr, unsigned int *queued)
+{
+	struct ibv_send_wr *bad;
+
+	wr->next = nullptr;
+	return sq_post(u, lim, nullptr, wr, &bad, queued, true);
 }
 
 int mroce_rq_post(struct mroce_uring *u, const struct mroce_qp_limits *lim,

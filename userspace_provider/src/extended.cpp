@@ -26,7 +26,8 @@ constexpr uint64_t kRcSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |
+	IBV_QP_EX_WITH_LOCAL_INV;
 constexpr uint64_t kUcSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
 	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
@@ -50,6 +51,10 @@ uint64_t send_op_bit(ibv_wr_opcode op)
 		return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_QP_EX_WITH_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_QP_EX_WITH_LOCAL_INV;
 	default:
 		return 0;
 	}
@@ -116,6 +121,12 @@ public:
 		open_ = true;
 		have_data_ = false;
 		have_addr_ = lim_.qp_type != IBV_QPT_UD;
+		if (is_local_op(cur_)) {
+			// No data setter follows (one would fail with EINVAL).
+			cur_.num_sge = 0;
+			have_data_ = true;
+			close();
+		}
 	}
 
 	void set_sges(std::span<const ibv_sge> sges)
@@ -445,6 +456,27 @@ void mroce_sqx_set_ud_addr(struct mroce_sqx *sqx, int have_ah, uint32_t ah_num, 
 			   uint32_t qkey)
 {
 	sqx->batch.set_ud_addr(have_ah != 0, ah_num, qpn, qkey);
+}
+
+void mroce_sqx_bind_mw(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+		       struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	ibv_send_wr wr = wr_of(wr_id, flags, IBV_WR_BIND_MW);
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	if (info)
+		wr.bind_mw.bind_info = *info;
+	sqx->batch.begin(wr);	// EOPNOTSUPP first when BIND_MW is not enabled
+	if (!info)
+		sqx->batch.fail(EINVAL);
+}
+
+void mroce_sqx_local_inv(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+			 uint32_t invalidate_rkey)
+{
+	ibv_send_wr wr = wr_of(wr_id, flags, IBV_WR_LOCAL_INV);
+	wr.invalidate_rkey = invalidate_rkey;
+	sqx->batch.begin(wr);
 }
 
 void mroce_sqx_unsupported(struct mroce_sqx *sqx)

@@ -98,9 +98,10 @@ static int mroce_query_device_ex(struct ibv_context *context,
 
 	ret = ibv_cmd_query_device_any(context, input, attr, attr_size, &resp, &resp_size);
 	/*
-	 * MEM_MGT_EXTENSIONS is the kernel's fast-register/LOCAL_INV support
-	 * for kernel ULPs; userspace has neither memory windows nor
-	 * IBV_WR_LOCAL_INV, so it is not reported here.
+	 * MEM_MGT_EXTENSIONS is the kernel's fast-register support for kernel
+	 * ULPs; userspace cannot fast-register, so it is not reported here.
+	 * Memory windows (type 1 and 2B) and IBV_WR_LOCAL_INV of type 2
+	 * windows are: the kernel's MEM_WINDOW flags pass through.
 	 */
 	if (!ret)
 		attr->orig_attr.device_cap_flags &= ~IBV_DEVICE_MEM_MGT_EXTENSIONS;
@@ -226,6 +227,42 @@ static int mroce_dereg_mr(struct verbs_mr *vmr)
 
 	if (!ret)
 		free(vmr);
+	return ret;
+}
+
+/* ---- MW (memory windows: the kernel binds and checks them) ------------------ */
+
+static struct ibv_mw *mroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ibv_alloc_mw cmd;
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_mw *mw;
+	int ret;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+static int mroce_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret = ibv_cmd_dealloc_mw(mw);
+
+	if (!ret)
+		free(mw);
 	return ret;
 }
 
@@ -601,20 +638,18 @@ static void mroce_wr_set_inline_data_list(struct ibv_qp_ex *q, size_t n,
 	mroce_sqx_set_inline_data_list(sqx_of(q), n, buf);
 }
 
-/* Operations the kernel does not execute: the batch fails with EOPNOTSUPP. */
 static void mroce_wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
 			     const struct ibv_mw_bind_info *info)
 {
-	(void)mw, (void)rkey, (void)info;
-	mroce_sqx_unsupported(sqx_of(q));
+	mroce_sqx_bind_mw(sqx_of(q), q->wr_id, q->wr_flags, mw, rkey, info);
 }
 
 static void mroce_wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey)
 {
-	(void)rkey;
-	mroce_sqx_unsupported(sqx_of(q));
+	mroce_sqx_local_inv(sqx_of(q), q->wr_id, q->wr_flags, rkey);
 }
 
+/* Operations the kernel does not execute: the batch fails with EOPNOTSUPP. */
 static void mroce_wr_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
 	(void)hdr, (void)hdr_sz, (void)mss;
@@ -777,6 +812,36 @@ static int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	/* Doorbell: a POST_SEND without work requests makes the kernel read the SQ. */
 	db = ibv_cmd_post_send(ibqp, NULL, &dummy);
 	return ret ? ret : db;
+}
+
+/*
+ * ibv_bind_mw (type 1; libibverbs checked the type, the PD and that a
+ * range comes with a region): a BIND_MW WQE under the window's next key
+ * (ibv_inc_rkey), which mw->rkey holds once it is queued, as with other
+ * providers.  The bind executes when every earlier WR has completed; its
+ * completion (IBV_WC_BIND_MW, or IBV_WC_MW_BIND_ERR) says whether it took.
+ */
+static int mroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct ibv_send_wr wr, *dummy;
+	unsigned int queued;
+	int ret;
+
+	if (ibqp->state < IBV_QPS_RTS)
+		return EINVAL;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = mw_bind->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = (unsigned int)mw_bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	ret = mroce_sq_post_bind1(qp->sq, &qp->lim, &wr, &queued);
+	if (!queued)
+		return ret;
+	mw->rkey = wr.bind_mw.rkey;
+	return ibv_cmd_post_send(ibqp, NULL, &dummy);
 }
 
 static int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
@@ -950,6 +1015,9 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.reg_mr = mroce_reg_mr,
 	.dereg_mr = mroce_dereg_mr,
 	.rereg_mr = mroce_rereg_mr,
+	.alloc_mw = mroce_alloc_mw,
+	.dealloc_mw = mroce_dealloc_mw,
+	.bind_mw = mroce_bind_mw,
 	.create_cq = mroce_create_cq,
 	.create_cq_ex = mroce_create_cq_ex,
 	.destroy_cq = mroce_destroy_cq,

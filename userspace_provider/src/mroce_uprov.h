@@ -82,6 +82,12 @@ int mroce_srq_resize(struct mroce_uring *srq, int cmd_fd, mroce_srq_resize_cmd c
 int mroce_sq_post(struct mroce_uring *sq, const struct mroce_qp_limits *lim,
 		  mroce_ah_num_fn ah_num, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr, unsigned int *queued);
+/*
+ * ibv_bind_mw of a type 1 window: wr (IBV_WR_BIND_MW, its next ignored)
+ * queued as ibv_post_send would, but for a type 1 window.
+ */
+int mroce_sq_post_bind1(struct mroce_uring *sq, const struct mroce_qp_limits *lim,
+			struct ibv_send_wr *wr, unsigned int *queued);
 int mroce_rq_post(struct mroce_uring *rq, const struct mroce_qp_limits *lim,
 		  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
@@ -131,7 +137,11 @@ void mroce_sqx_atomic_cmp_swp(struct mroce_sqx *sqx, uint64_t wr_id, unsigned in
 			      uint64_t swap);
 void mroce_sqx_atomic_fetch_add(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
 				uint32_t rkey, uint64_t remote_addr, uint64_t add);
-/* bind_mw, local_inv, send_tso, set_ud_addr, set_xrc_srqn, atomic_write. */
+void mroce_sqx_bind_mw(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+		       struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info);
+void mroce_sqx_local_inv(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
+			 uint32_t invalidate_rkey);
+/* send_tso, set_xrc_srqn, atomic_write. */
 void mroce_sqx_unsupported(struct mroce_sqx *sqx);
 /* ibv_wr_set_ud_addr: ah_num is read only when have_ah. */
 void mroce_sqx_set_ud_addr(struct mroce_sqx *sqx, int have_ah, uint32_t ah_num, uint32_t qpn,

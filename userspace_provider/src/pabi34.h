@@ -79,10 +79,13 @@ typedef void (*mroce_unset_op)(void);
 
 /* The 76 operations, in ABI order; NULL means "not supported". */
 struct verbs_context_ops {
-	mroce_unset_op advise_mr, alloc_dm, alloc_mw, alloc_null_mr, alloc_parent_domain;
+	mroce_unset_op advise_mr, alloc_dm;
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	mroce_unset_op alloc_null_mr, alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-	mroce_unset_op alloc_td, async_event, attach_counters_point_flow, attach_mcast,
-		bind_mw, close_xrcd, cq_event;
+	mroce_unset_op alloc_td, async_event, attach_counters_point_flow, attach_mcast;
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+	mroce_unset_op close_xrcd, cq_event;
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	mroce_unset_op create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -95,7 +98,8 @@ struct verbs_context_ops {
 				       struct ibv_qp_init_attr_ex *attr);
 	mroce_unset_op create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
-	mroce_unset_op create_srq_ex, create_wq, dealloc_mw;
+	mroce_unset_op create_srq_ex, create_wq;
+	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	mroce_unset_op dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
@@ -181,6 +185,12 @@ static_assert(offsetof(struct verbs_context_ops, resize_cq) == 71 * sizeof(void 
 	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * sizeof(void *),
 	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, alloc_mw) == 2 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, bind_mw) == 10 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, dealloc_mw) == 25 * sizeof(void *),
+	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, poll_cq) == 53 * sizeof(void *),
 	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 16 * sizeof(void *),
@@ -203,6 +213,7 @@ MROCE_CMD(ibv_query_port, ib_uverbs_query_port);
 MROCE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 MROCE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 MROCE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
+MROCE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 MROCE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 MROCE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 MROCE_CMD(ibv_create_qp, ib_uverbs_create_qp);
@@ -245,6 +256,10 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t le
 		     uint64_t hca_va, int access, struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type, struct ibv_mw *mw,
+		     struct ibv_alloc_mw *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
 		      int comp_vector, struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp, size_t resp_size);

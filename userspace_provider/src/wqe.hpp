@@ -18,14 +18,19 @@ namespace mroce {
 // reports for it (EINVAL, EOPNOTSUPP).  The composition of the three steps
 // below, which the ibv_wr_* API (extended.cpp) uses one by one: both paths put
 // the same bytes in the ring for equivalent work requests.
+// IBV_WR_BIND_MW binds a type 2 window; with bind_type1 (ibv_bind_mw) a
+// type 1 window instead.  IBV_WR_LOCAL_INV and IBV_WR_BIND_MW (RC only)
+// carry no data.
 int encode_send(const ibv_send_wr &wr, const mroce_qp_limits &lim, mroce_ah_num_fn ah_num,
-		std::span<std::byte> slot);
+		std::span<std::byte> slot, bool bind_type1 = false);
 
 // The header from everything but the data (sg_list, num_sge are not read);
 // num_sge and inline_len 0.  ah_num may be null for RC, and for UD when the
 // address is set afterwards (ibv_wr_set_ud_addr: w.wr.ud left zero).
 int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
-		       mroce_ah_num_fn ah_num, mroce_send_wqe &w);
+		       mroce_ah_num_fn ah_num, mroce_send_wqe &w, bool bind_type1 = false);
+// BIND_MW and LOCAL_INV: complete after the header, no data setter.
+bool is_local_op(const mroce_send_wqe &w);
 // Complete w with SGEs, written after the header in the slot.  Clears
 // MROCE_SEND_INLINE.  The caller writes w at the start of the slot.
 int encode_send_sges(mroce_send_wqe &w, std::span<const ibv_sge> sges, const mroce_qp_limits &lim,

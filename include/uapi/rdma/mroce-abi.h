@@ -69,6 +69,7 @@ enum mroce_wc_opcode {
 	MROCE_WC_RDMA_READ		= 2,
 	MROCE_WC_COMP_SWAP		= 3,
 	MROCE_WC_FETCH_ADD		= 4,
+	MROCE_WC_BIND_MW		= 5,
 	MROCE_WC_LOCAL_INV		= 6,
 	MROCE_WC_RECV			= 128,
 	MROCE_WC_RECV_RDMA_WITH_IMM	= 129,
@@ -133,7 +134,8 @@ enum mroce_wr_opcode {
 	MROCE_WR_ATOMIC_CMP_AND_SWP	= 5,
 	MROCE_WR_ATOMIC_FETCH_AND_ADD	= 6,
 	MROCE_WR_SEND_WITH_INV		= 8,
-	MROCE_WR_LOCAL_INV		= 9,
+	MROCE_WR_LOCAL_INV		= 9,	/* key in wr.rdma.rkey */
+	MROCE_WR_BIND_MW		= 10,	/* wr.bind */
 };
 
 /* Send flags in a send WQE; numerically equal to enum ibv_send_flags. */
@@ -176,6 +178,20 @@ struct mroce_send_wqe {
 			__u32 rkey;
 			__u32 rsvd;
 		} atomic;
+		/*
+		 * MROCE_WR_BIND_MW: bind the window whose key index is
+		 * rkey's (rkey >> 8) under the key rkey to [addr, addr +
+		 * length) of the region mr_lkey with access (IB_ACCESS_*
+		 * remote bits).  Type 1 windows: length 0 unbinds.
+		 */
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 rkey;	/* the window's new key */
+			__u32 mr_lkey;
+			__u32 access;
+			__u32 rsvd;
+		} bind;
 		struct {
 			__u32 ah_num;	/* from the create-AH response */
 			__u32 remote_qpn;

@@ -75,7 +75,8 @@
 /*
  * Kernel-only values in the rings of kernel QPs, which userspace never
  * maps.  A user QP's WQE with a local operation (REG_MR, LOCAL_INV)
- * completes with IB_WC_LOC_QP_OP_ERR.
+ * completes with IB_WC_LOC_QP_OP_ERR (REG_MR) or executes (LOCAL_INV of
+ * a type 2 window; MROCE_WR_BIND_MW, which kernel QPs never post).
  *
  * MROCE_WR_KERN_REG_MR (IB_WR_REG_MR): wr.atomic.rkey is the new key,
  * wr.atomic.remote_addr the region's iova, wr.atomic.compare_add its
@@ -132,6 +133,7 @@ struct mroce_dev_stats {
 	atomic64_t mr_fast_reg;		/* IB_WR_REG_MR executed */
 	atomic64_t mr_local_inv;	/* IB_WR_LOCAL_INV executed */
 	atomic64_t mr_remote_inv;	/* regions invalidated by SEND_WITH_INV */
+	atomic64_t mw_binds;		/* BIND_MW executed */
 	atomic64_t ring_bad_index;	/* user producer index out of bounds */
 };
 
@@ -391,6 +393,7 @@ enum mroce_mr_type {
 	MROCE_MR_DMA,
 	MROCE_MR_USER,
 	MROCE_MR_FAST,			/* alloc_mr(IB_MR_TYPE_MEM_REG) */
+	MROCE_MR_MW,			/* a memory window (alloc_mw) */
 };
 
 /*
@@ -401,6 +404,9 @@ enum mroce_mr_type {
  *   VALID:   registered by IB_WR_REG_MR: accesses through fr.key with the
  *            registered access, iova and length; a second REG_MR fails;
  *   INVALID: dereg_mr started: nothing succeeds any more.
+ * Memory windows (MROCE_MR_MW) use the same states: FREE when allocated,
+ * unbound or invalidated, VALID when bound (BIND_MW), INVALID from
+ * dealloc_mw on.
  */
 enum mroce_mr_state {
 	MROCE_MRS_INVALID,
@@ -441,6 +447,24 @@ struct mroce_fr {
 	u64 *pages;			/* snapshot of map taken by REG_MR */
 };
 
+/*
+ * The window part of a MROCE_MR_MW (mroce_mw.c), under the window's
+ * fr.lock, which has its own lock class: a bind nests the bound region's
+ * fr.lock inside it (never the other way round).
+ *
+ * mr is the user region the window is bound to while it is VALID; the
+ * window holds one of the region's mw_binds for it, so the region (and
+ * its pinned pages) outlive the binding: dereg_mr and rereg_mr fail with
+ * EBUSY meanwhile.  Accesses through the window copy through mr's pages
+ * under the window's fr.lock, so an unbind, invalidation or dealloc never
+ * overlaps an access.
+ */
+struct mroce_mwin {
+	struct mroce_mr *mr;		/* bound region (VALID only) */
+	u32 qpn;			/* type 2: the QP it was bound through */
+	u8 type;			/* IB_MW_TYPE_1 or IB_MW_TYPE_2 */
+};
+
 struct mroce_mr {
 	struct ib_mr ibmr;
 	enum mroce_mr_type type;
@@ -475,8 +499,27 @@ struct mroce_mr {
 	 */
 	bool replaced;
 	bool gave_pages;
-	struct mroce_fr fr;		/* MROCE_MR_FAST */
+	/*
+	 * User regions, under fr.lock: windows bound to the region
+	 * (struct mroce_mwin), and closed, set by the dereg_mr or rereg_mr
+	 * that retires it (no window binds to it any more).
+	 */
+	u32 mw_binds;
+	bool closed;
+	struct mroce_fr fr;		/* MROCE_MR_FAST; lock: every type */
+	struct mroce_mwin mw;		/* MROCE_MR_MW */
 	struct rcu_head rcu;
+};
+
+/*
+ * A memory window as ib_core sees it.  ib_core frees it as soon as
+ * dealloc_mw returns, while the datapath may still hold the window's
+ * key-table entry under RCU: that entry (win, a struct mroce_mr of type
+ * MROCE_MR_MW) lives on its own and is freed after a grace period.
+ */
+struct mroce_mw {
+	struct ib_mw ibmw;
+	struct mroce_mr *win;
 };
 
 struct mroce_qp {
@@ -603,6 +646,11 @@ static inline struct mroce_mr *to_mmr(struct ib_mr *mr)
 	return container_of(mr, struct mroce_mr, ibmr);
 }
 
+static inline struct mroce_mw *to_mmw(struct ib_mw *mw)
+{
+	return container_of(mw, struct mroce_mw, ibmw);
+}
+
 static inline struct mroce_srq *to_msrq(struct ib_srq *srq)
 {
 	return container_of(srq, struct mroce_srq, ibsrq);
@@ -688,6 +736,18 @@ struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int mroce_mr_check_access(int access);
+struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
+				enum mroce_mr_type type);
+void mroce_mr_publish(struct mroce_dev *mdev, struct mroce_mr *mr,
+		      struct ib_pd *pd);
+void mroce_mr_release(struct mroce_dev *mdev, struct mroce_mr *mr);
+
+/* mroce_mw.c: memory windows (process context, but mroce_mw_bind()). */
+int mroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int mroce_dealloc_mw(struct ib_mw *ibmw);
+u32 mroce_mw_bind(struct mroce_dev *mdev, struct ib_pd *pd, u32 qpn,
+		  const struct mroce_send_wqe *w);
+void mroce_mw_unhold(struct mroce_mr *mr);
 
 /* mroce_qp.c */
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -721,15 +781,18 @@ enum mroce_copy_dir {
 };
 
 struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key);
-int mroce_mr_check(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
-		   u64 len, int access);
-int mroce_mr_xfer(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
-		  void *buf, u32 len, int access, enum mroce_copy_dir dir);
-int mroce_mr_atomic(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
-		    bool cmp_swap, u64 swap, u64 compare_add, u64 *orig);
+int mroce_mr_check(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u32 qpn,
+		   u64 va, u64 len, int access);
+int mroce_mr_xfer(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u32 qpn,
+		  u64 va, void *buf, u32 len, int access,
+		  enum mroce_copy_dir dir);
+int mroce_mr_atomic(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u32 qpn,
+		    u64 va, bool cmp_swap, u64 swap, u64 compare_add,
+		    u64 *orig);
 u32 mroce_mr_fast_reg(struct mroce_dev *mdev, struct ib_pd *pd, u32 key,
 		      int access, u64 iova, u64 length, u32 page_size);
-int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd, u32 key);
+int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd, u32 qpn,
+			u32 key);
 int mroce_sge_copy(struct mroce_dev *mdev, struct ib_pd *pd, bool kernel,
 		   const struct mroce_sge *sge, u32 nsge, u32 offset,
 		   void *buf, u32 len, enum mroce_copy_dir dir);

@@ -56,11 +56,14 @@ static int mroce_query_device(struct ib_device *ibdev,
 	/*
 	 * MEM_MGT_EXTENSIONS: fast-register regions, IB_WR_REG_MR,
 	 * IB_WR_LOCAL_INV and remote invalidation, for kernel QPs (the
-	 * provider refuses LOCAL_INV and memory windows).
+	 * provider masks it: userspace cannot fast-register).  Memory
+	 * windows of type 1 and 2B for user QPs (mroce_mw.c).
 	 */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->max_fast_reg_page_list_len = MROCE_MAX_FRPL;
 	attr->max_pi_fast_reg_page_list_len = 0;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
@@ -70,14 +73,14 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->max_cq = MROCE_MAX_CQ;
 	attr->max_cqe = MROCE_MAX_CQE;
 	attr->max_mr = MROCE_MAX_MR;
+	attr->max_mw = MROCE_MAX_MR;	/* windows share the key table */
 	attr->max_pd = MROCE_MAX_PD;
 	attr->max_qp_rd_atom = MROCE_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = MROCE_MAX_RD_ATOM;
 	attr->max_res_rd_atom = MROCE_MAX_RD_ATOM * MROCE_MAX_QP;
 	/*
 	 * Atomics are atomic among mroce operations on this host (one lock),
-	 * not against CPU accesses: IB_ATOMIC_HCA.  MWs and multicast are
-	 * absent.
+	 * not against CPU accesses: IB_ATOMIC_HCA.  Multicast is absent.
 	 */
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_srq = MROCE_MAX_SRQ;
@@ -224,6 +227,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 
 	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
 	.alloc_mr = mroce_alloc_mr,
+	.alloc_mw = mroce_alloc_mw,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
 	.counter_alloc_stats = mroce_counter_alloc_stats,
@@ -236,6 +240,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.create_qp = mroce_create_qp,
 	.create_user_ah = mroce_create_ah,
 	.dealloc_driver = mroce_dealloc_driver,
+	.dealloc_mw = mroce_dealloc_mw,
 	.dealloc_pd = mroce_dealloc_pd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
 	.dereg_mr = mroce_dereg_mr,
@@ -273,6 +278,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, mroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, mroce_srq, ibsrq),

@@ -5,7 +5,12 @@
  * region, through the registered page list of a fast-register region, or
  * through kernel virtual addresses (the DMA region and the local DMA lkey
  * of kernel QPs), and the local operations on fast-register regions
- * (IB_WR_REG_MR, IB_WR_LOCAL_INV, remote invalidation).
+ * (IB_WR_REG_MR, IB_WR_LOCAL_INV, remote invalidation).  A memory window
+ * (MROCE_MR_MW, mroce_mw.c) is an entry of the same key table: checked
+ * like a fast-register region (key, state, PD, and for type 2 the QP)
+ * against its own bounds and access, then copied through the user region
+ * it is bound to.  Windows have no lkey: no local access goes through
+ * one.
  *
  * Context: any (softirq receive, hrtimer, process-context doorbells), with
  * rcu_read_lock() held by the caller: dereg_mr waits for a grace period
@@ -31,11 +36,24 @@
 /* Serialises the atomics of every mroce responder on this host. */
 static DEFINE_SPINLOCK(mroce_atomic_lock);
 
+#define MROCE_REMOTE_ACCESS	(IB_ACCESS_REMOTE_READ |		\
+				 IB_ACCESS_REMOTE_WRITE |		\
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * Fast-register regions and windows change their key and state at run
+ * time: checked and used under their fr.lock.
+ */
+static bool mroce_mr_locked(const struct mroce_mr *mr)
+{
+	return mr->type == MROCE_MR_FAST || mr->type == MROCE_MR_MW;
+}
+
 /*
  * Region whose key index matches key, or NULL.  For DMA and user regions
- * the whole key is compared here; a fast-register region's key changes
- * with every REG_MR, so it is compared under fr.lock by the check.  RCU
- * read side.
+ * the whole key is compared here; the key of a fast-register region or
+ * window changes with every REG_MR or bind, so it is compared under
+ * fr.lock by the check.  RCU read side.
  */
 struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key)
 {
@@ -43,19 +61,25 @@ struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key)
 
 	if (!mr)
 		return NULL;
-	if (mr->type == MROCE_MR_FAST)
+	if (mroce_mr_locked(mr))
 		return mr;
 	return mr->ibmr.lkey == key ? mr : NULL;
 }
 
-/* The checks of mroce_mr_check(); fr.lock held for fast regions. */
+/* The checks of mroce_mr_check(); fr.lock held for mroce_mr_locked(). */
 static int mroce_mr_check_locked(struct mroce_mr *mr, u32 key,
-				 struct ib_pd *pd, u64 va, u64 len, int access)
+				 struct ib_pd *pd, u32 qpn, u64 va, u64 len,
+				 int access)
 {
 	if (mr->pd != pd)
 		return -EACCES;
-	if (mr->type == MROCE_MR_FAST &&
+	if (mroce_mr_locked(mr) &&
 	    (mr->fr.state != MROCE_MRS_VALID || mr->fr.key != key))
+		return -EACCES;
+	/* A window: remote access only, a type 2 window by its QP only. */
+	if (mr->type == MROCE_MR_MW &&
+	    (!(access & MROCE_REMOTE_ACCESS) ||
+	     (mr->mw.type == IB_MW_TYPE_2 && mr->mw.qpn != qpn)))
 		return -EACCES;
 	if ((mr->access & access) != access)
 		return -EACCES;
@@ -70,20 +94,23 @@ static int mroce_mr_check_locked(struct mroce_mr *mr, u32 key,
 /*
  * 0 when key is valid for mr, [va, va + len) lies inside mr, mr belongs
  * to pd and allows access (IB_ACCESS_* bits, 0 for a local read); else
- * -EACCES (wrong PD, key, state or permission) or -ERANGE (out of
- * bounds).  Advisory for fast regions (the registration may change right
+ * -EACCES (wrong PD, key, state, QP or permission) or -ERANGE (out of
+ * bounds).  qpn: the QP the access arrived on (a type 2 window only
+ * serves the QP it was bound through); 0 for local accesses.  Advisory
+ * for fast regions and windows (the registration may change right
  * after): mroce_mr_xfer() checks again.
  */
-int mroce_mr_check(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
-		   u64 len, int access)
+int mroce_mr_check(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u32 qpn,
+		   u64 va, u64 len, int access)
 {
 	unsigned long flags;
 	int err;
 
-	if (mr->type != MROCE_MR_FAST)
-		return mroce_mr_check_locked(mr, key, pd, va, len, access);
+	if (!mroce_mr_locked(mr))
+		return mroce_mr_check_locked(mr, key, pd, qpn, va, len,
+					     access);
 	spin_lock_irqsave(&mr->fr.lock, flags);
-	err = mroce_mr_check_locked(mr, key, pd, va, len, access);
+	err = mroce_mr_check_locked(mr, key, pd, qpn, va, len, access);
 	spin_unlock_irqrestore(&mr->fr.lock, flags);
 	return err;
 }
@@ -114,6 +141,9 @@ static void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
 {
 	u64 off;
 
+	/* A window's addresses are those of its region (not zero based). */
+	if (mr->type == MROCE_MR_MW)
+		mr = mr->mw.mr;
 	if (mr->type == MROCE_MR_DMA) {
 		mroce_copy((void *)(uintptr_t)va, buf, len, dir);
 		return;
@@ -157,18 +187,20 @@ static void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
  * Check (as mroce_mr_check()) and copy len bytes between buf and the
  * region at va, atomically with respect to REG_MR and invalidation.
  */
-int mroce_mr_xfer(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
-		  void *buf, u32 len, int access, enum mroce_copy_dir dir)
+int mroce_mr_xfer(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u32 qpn,
+		  u64 va, void *buf, u32 len, int access,
+		  enum mroce_copy_dir dir)
 {
+	bool locked = mroce_mr_locked(mr);
 	unsigned long flags = 0;
 	int err;
 
-	if (mr->type == MROCE_MR_FAST)
+	if (locked)
 		spin_lock_irqsave(&mr->fr.lock, flags);
-	err = mroce_mr_check_locked(mr, key, pd, va, len, access);
+	err = mroce_mr_check_locked(mr, key, pd, qpn, va, len, access);
 	if (!err)
 		mroce_mr_copy(mr, va, buf, len, dir);
-	if (mr->type == MROCE_MR_FAST)
+	if (locked)
 		spin_unlock_irqrestore(&mr->fr.lock, flags);
 	return err;
 }
@@ -177,28 +209,33 @@ int mroce_mr_xfer(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
  * Execute a remote atomic on the 8-byte aligned word at va: check
  * (REMOTE_ATOMIC), then read-modify-write under mroce_atomic_lock.
  */
-int mroce_mr_atomic(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
-		    bool cmp_swap, u64 swap, u64 compare_add, u64 *orig)
+int mroce_mr_atomic(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u32 qpn,
+		    u64 va, bool cmp_swap, u64 swap, u64 compare_add,
+		    u64 *orig)
 {
+	bool locked = mroce_mr_locked(mr);
 	struct page *page = NULL;
 	unsigned long flags = 0;
+	struct mroce_mr *t;
 	u64 *p = NULL, off;
 	int err;
 
-	if (mr->type == MROCE_MR_FAST)
+	if (locked)
 		spin_lock_irqsave(&mr->fr.lock, flags);
-	err = mroce_mr_check_locked(mr, key, pd, va, 8,
+	err = mroce_mr_check_locked(mr, key, pd, qpn, va, 8,
 				    IB_ACCESS_REMOTE_ATOMIC);
 	if (err)
 		goto out;
-	if (mr->type == MROCE_MR_DMA) {
+	/* The memory: a window's is that of its region. */
+	t = mr->type == MROCE_MR_MW ? mr->mw.mr : mr;
+	if (t->type == MROCE_MR_DMA) {
 		p = (u64 *)(uintptr_t)va;
-	} else if (mr->type == MROCE_MR_FAST) {
-		p = mroce_fr_addr(mr, va);
+	} else if (t->type == MROCE_MR_FAST) {
+		p = mroce_fr_addr(t, va);
 	} else {
-		off = va - mr->iova + mr->page_off;
-		if (!WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages)) {
-			page = mr->pages[off >> PAGE_SHIFT];
+		off = va - t->iova + t->page_off;
+		if (!WARN_ON_ONCE((off >> PAGE_SHIFT) >= t->npages)) {
+			page = t->pages[off >> PAGE_SHIFT];
 			p = kmap_local_page(page) + (off & ~PAGE_MASK);
 		}
 	}
@@ -218,7 +255,7 @@ int mroce_mr_atomic(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u64 va,
 	if (page)
 		kunmap_local(p);
 out:
-	if (mr->type == MROCE_MR_FAST)
+	if (locked)
 		spin_unlock_irqrestore(&mr->fr.lock, flags);
 	return err;
 }
@@ -270,26 +307,42 @@ u32 mroce_mr_fast_reg(struct mroce_dev *mdev, struct ib_pd *pd, u32 key,
 }
 
 /*
- * IB_WR_LOCAL_INV or a remote invalidation (SEND_WITH_INV) by a QP of
- * pd: a VALID or FREE fast-register region whose current key is key
- * becomes FREE.  Returns 0, -EACCES (another PD) or -EINVAL (no such
- * fast region or key, or being deregistered).
+ * IB_WR_LOCAL_INV (qpn 0) or a remote invalidation (SEND_WITH_INV
+ * received by QP qpn) by a QP of pd: a VALID or FREE fast-register region
+ * or type 2 window whose current key is key becomes FREE; a window bound
+ * to a region releases it.  A type 2 window is invalidated remotely only
+ * through the QP it was bound through.  Nothing else can be invalidated:
+ * not a region from reg_mr (nor the DMA region), not a type 1 window
+ * (IBA 10.6.7.2.4: unbound by a zero-length bind only).  Returns 0,
+ * -EACCES (another PD) or -EINVAL (no such region or window, another
+ * key, another QP, not invalidatable, being destroyed).
  */
-int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd, u32 key)
+int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd, u32 qpn,
+			u32 key)
 {
-	struct mroce_mr *mr = xa_load(&mdev->mr_xa, key >> 8);
+	struct mroce_mr *mr = xa_load(&mdev->mr_xa, key >> 8), *bound = NULL;
 	unsigned long flags;
 	int err = 0;
 
-	if (!mr || mr->type != MROCE_MR_FAST)
+	if (!mr || !(mr->type == MROCE_MR_FAST ||
+		     (mr->type == MROCE_MR_MW && mr->mw.type == IB_MW_TYPE_2)))
 		return -EINVAL;
 	spin_lock_irqsave(&mr->fr.lock, flags);
-	if (mr->pd != pd)
+	if (mr->pd != pd) {
 		err = -EACCES;
-	else if (mr->fr.key != key || mr->fr.state == MROCE_MRS_INVALID)
+	} else if (mr->fr.key != key || mr->fr.state == MROCE_MRS_INVALID ||
+		   (qpn && mr->type == MROCE_MR_MW &&
+		    mr->fr.state == MROCE_MRS_VALID && mr->mw.qpn != qpn)) {
 		err = -EINVAL;
-	else
+	} else {
+		if (mr->type == MROCE_MR_MW && mr->fr.state == MROCE_MRS_VALID) {
+			bound = mr->mw.mr;
+			mr->mw.mr = NULL;
+		}
 		mr->fr.state = MROCE_MRS_FREE;
+	}
+	if (bound)
+		mroce_mw_unhold(bound);
 	spin_unlock_irqrestore(&mr->fr.lock, flags);
 	return err;
 }
@@ -326,8 +379,8 @@ int mroce_sge_copy(struct mroce_dev *mdev, struct ib_pd *pd, bool kernel,
 			mr = mroce_mr_lookup(mdev, sge[i].lkey);
 			if (!mr || (mr->type == MROCE_MR_DMA && !kernel))
 				return -EACCES;
-			err = mroce_mr_xfer(mr, sge[i].lkey, pd, va, buf, n,
-					    access, dir);
+			err = mroce_mr_xfer(mr, sge[i].lkey, pd, 0, va, buf,
+					    n, access, dir);
 			if (err)
 				return err;
 		}

@@ -24,11 +24,15 @@
 
 #define MROCE_MR_INDEX_MAX	0xffffff
 
-/* Access flags a region may carry; optional flags are ignored. */
+/*
+ * Access flags a region may carry; optional flags are ignored.  MW_BIND
+ * lets memory windows bind to a user region (mroce_mw.c).
+ */
 #define MROCE_MR_ACCESS		(IB_ACCESS_LOCAL_WRITE |		\
 				 IB_ACCESS_REMOTE_WRITE |		\
 				 IB_ACCESS_REMOTE_READ |		\
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC |		\
+				 IB_ACCESS_MW_BIND)
 
 int mroce_mr_check_access(int access)
 {
@@ -48,8 +52,8 @@ int mroce_mr_check_access(int access)
  * visible once it is complete.  A fast-register region is INVALID
  * (refuses everything) until alloc_mr makes it FREE.
  */
-static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
-				       enum mroce_mr_type type)
+struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
+				enum mroce_mr_type type)
 {
 	struct mroce_mr *mr;
 	int err;
@@ -79,8 +83,8 @@ static struct mroce_mr *mroce_mr_alloc(struct mroce_dev *mdev,
  * initialisation before any lookup that finds it).  Storing into the
  * reserved slot allocates nothing, so it cannot fail.
  */
-static void mroce_mr_publish(struct mroce_dev *mdev, struct mroce_mr *mr,
-			     struct ib_pd *pd)
+void mroce_mr_publish(struct mroce_dev *mdev, struct mroce_mr *mr,
+		      struct ib_pd *pd)
 {
 	mr->pd = pd;
 	xa_store_irq(&mdev->mr_xa, mr->index, mr, GFP_KERNEL);
@@ -95,11 +99,11 @@ static void mroce_mr_free_rcu(struct rcu_head *head)
 	kfree(mr);
 }
 
-static void mroce_mr_release(struct mroce_dev *mdev, struct mroce_mr *mr)
+void mroce_mr_release(struct mroce_dev *mdev, struct mroce_mr *mr)
 {
 	unsigned long flags;
 
-	if (mr->type == MROCE_MR_FAST) {
+	if (mr->type == MROCE_MR_FAST || mr->type == MROCE_MR_MW) {
 		/* Nothing succeeds from here on, even in a racing lookup. */
 		spin_lock_irqsave(&mr->fr.lock, flags);
 		mr->fr.state = MROCE_MRS_INVALID;
@@ -244,6 +248,26 @@ static bool mroce_access_writes(int access)
 }
 
 /*
+ * Retire a user region for dereg_mr or rereg_mr: -EBUSY while memory
+ * windows are bound to it (IBA 10.6.7.2: a region with bound windows is
+ * neither deregistered nor reregistered), else no window can bind to it
+ * any more.  Process context; the binds run in the datapath under fr.lock.
+ */
+static int mroce_mr_close(struct mroce_mr *mr)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&mr->fr.lock, flags);
+	if (mr->mw_binds)
+		err = -EBUSY;
+	else
+		mr->closed = true;
+	spin_unlock_irqrestore(&mr->fr.lock, flags);
+	return err;
+}
+
+/*
  * rereg_user_mr (ibv_rereg_mr): IB_MR_REREG_TRANS, _ACCESS and _PD, alone
  * or together.  The old region is never changed: a complete successor
  * with the new PD, access and translation (a new umem for a new
@@ -333,6 +357,14 @@ struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
 
+	/* Last: a region with windows bound stays as it is. */
+	err = mroce_mr_close(old);
+	if (err) {
+		if (umem)
+			kvfree(mr->pages);
+		kfree(mr);
+		goto err_umem;
+	}
 	old->replaced = true;
 	old->gave_pages = !umem;
 	mroce_mr_publish(mdev, mr, ibpd);
@@ -411,6 +443,11 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct mroce_mr *mr = to_mmr(ibmr);
 	bool user = mr->user;
 
+	if (mroce_mr_close(mr)) {
+		mroce_dbg(mdev, "dereg_mr: memory windows bound to key 0x%x\n",
+			  mr->ibmr.lkey);
+		return -EBUSY;
+	}
 	mroce_mr_release(mdev, mr);
 	mroce_obj_dec(mdev, MROCE_OBJ_MR, user);
 	return 0;

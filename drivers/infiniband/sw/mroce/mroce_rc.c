@@ -112,6 +112,8 @@ static u32 mroce_wqe_wc_opcode(u32 wqe_opcode)
 		return MROCE_WC_KERN_REG_MR;
 	if (wqe_opcode == MROCE_WR_LOCAL_INV)
 		return MROCE_WC_LOCAL_INV;
+	if (wqe_opcode == MROCE_WR_BIND_MW)
+		return MROCE_WC_BIND_MW;
 	return mroce_req_wc_opcode(mroce_wop_of(wqe_opcode));
 }
 
@@ -244,7 +246,7 @@ u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 			return IB_WC_LOC_QP_OP_ERR;
 		break;
 	default:
-		/* Memory windows are not implemented. */
+		/* Local operations: mroce_rc_local_op(), RC only. */
 		return IB_WC_LOC_QP_OP_ERR;
 	}
 	if (w->send_flags & MROCE_SEND_INLINE) {
@@ -265,7 +267,7 @@ u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 				continue;	/* kernel virtual address */
 			mr = mroce_mr_lookup(qp->mdev, sge[i].lkey);
 			if (!mr || (mr->type == MROCE_MR_DMA && qp->user) ||
-			    mroce_mr_check(mr, sge[i].lkey, pd, sge[i].addr,
+			    mroce_mr_check(mr, sge[i].lkey, pd, 0, sge[i].addr,
 					   sge[i].length, access))
 				return IB_WC_LOC_PROT_ERR;
 		}
@@ -306,18 +308,32 @@ u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 	return 0;
 }
 
+/* The WQE opcodes of local operations (mroce_rc_local_op()). */
+static bool mroce_rc_is_local_op(u32 opcode)
+{
+	return opcode == MROCE_WR_KERN_REG_MR ||
+	       opcode == MROCE_WR_LOCAL_INV || opcode == MROCE_WR_BIND_MW;
+}
+
 /*
- * Execute a local operation (kernel QPs only): REG_MR or LOCAL_INV on a
- * fast-register region.  Returns 0 or the completion status.
+ * Execute a local operation: REG_MR (kernel QPs only), BIND_MW (user
+ * QPs: memory windows, mroce_mw.c) or LOCAL_INV of a fast-register region
+ * or a type 2 window (the same machinery for both, mroce_mr_invalidate()).
+ * Returns 0 or the completion status.
  */
 static u32 mroce_rc_local_op(struct mroce_qp *qp,
 			     const struct mroce_send_wqe *w)
 {
 	u32 status;
 
-	if (qp->user)
-		return IB_WC_LOC_QP_OP_ERR;
+	if (w->opcode == MROCE_WR_BIND_MW) {
+		if (!qp->user)
+			return IB_WC_LOC_QP_OP_ERR;
+		return mroce_mw_bind(qp->mdev, qp->ibqp.pd, qp->ibqp.qp_num, w);
+	}
 	if (w->opcode == MROCE_WR_KERN_REG_MR) {
+		if (qp->user)
+			return IB_WC_LOC_QP_OP_ERR;
 		if (w->wr.atomic.swap > U32_MAX)
 			return IB_WC_LOC_QP_OP_ERR;
 		status = mroce_mr_fast_reg(qp->mdev, qp->ibqp.pd,
@@ -330,7 +346,8 @@ static u32 mroce_rc_local_op(struct mroce_qp *qp,
 			atomic64_inc(&qp->mdev->stats.mr_fast_reg);
 		return status;
 	}
-	switch (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, w->wr.rdma.rkey)) {
+	switch (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, 0,
+				    w->wr.rdma.rkey)) {
 	case 0:
 		atomic64_inc(&qp->mdev->stats.mr_local_inv);
 		return 0;
@@ -347,7 +364,7 @@ static u32 mroce_rc_local_op(struct mroce_qp *qp,
  * before it completed (so completions stay in order), and the QP moves
  * to the error state.  In the error state every new WQE is flushed.
  *
- * Local operations (REG_MR, LOCAL_INV) are fenced both ways: they
+ * Local operations (REG_MR, LOCAL_INV, BIND_MW) are fenced both ways: they
  * execute, and complete at once, when every earlier WR has completed
  * (so a LOCAL_INV after a READ into the region finds the data placed),
  * and no later WR is handed to the core before they executed (so a SEND
@@ -373,8 +390,7 @@ static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
 					  IB_WC_WR_FLUSH_ERR, 0, dp);
 			continue;
 		}
-		if (w->opcode == MROCE_WR_KERN_REG_MR ||
-		    w->opcode == MROCE_WR_LOCAL_INV) {
+		if (mroce_rc_is_local_op(w->opcode)) {
 			if (qp->sq_done != qp->sq_next)
 				return;	/* after the earlier ones */
 			status = mroce_rc_local_op(qp, w);
@@ -420,10 +436,11 @@ static int mroce_rc_remote(struct mroce_qp *qp, u64 va, u32 rkey, void *buf,
 	if (!mr || mr->type == MROCE_MR_DMA || !(qp->access_flags & access))
 		return -MROCE_SYN_REM_ACCESS;
 	if (buf)
-		err = mroce_mr_xfer(mr, rkey, qp->ibqp.pd, va, buf, len,
-				    access, dir);
+		err = mroce_mr_xfer(mr, rkey, qp->ibqp.pd, qp->ibqp.qp_num, va,
+				    buf, len, access, dir);
 	else
-		err = mroce_mr_check(mr, rkey, qp->ibqp.pd, va, len, access);
+		err = mroce_mr_check(mr, rkey, qp->ibqp.pd, qp->ibqp.qp_num,
+				     va, len, access);
 	return err ? -MROCE_SYN_REM_ACCESS : 0;
 }
 
@@ -491,7 +508,7 @@ static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
 	if (!mr || mr->type == MROCE_MR_DMA ||
 	    !(qp->access_flags & IB_ACCESS_REMOTE_ATOMIC))
 		return -MROCE_SYN_REM_ACCESS;
-	err = mroce_mr_atomic(mr, rkey, qp->ibqp.pd, va,
+	err = mroce_mr_atomic(mr, rkey, qp->ibqp.pd, qp->ibqp.qp_num, va,
 			      op == MROCE_WOP_CMP_SWAP, swap, compare_add, orig);
 	if (err == -EFAULT)
 		return -MROCE_SYN_REM_OP;
@@ -500,19 +517,17 @@ static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
 
 /*
  * SEND_WITH_INV from the peer, in MSN order before its receive
- * completion: kernel QPs invalidate the fast-register region named by
- * rkey (it must be one of the QP's PD, with that key, else the message
- * fails with INV_REQ).  User QPs only report the rkey: no region a user
- * PD holds can be invalidated (there are no memory windows and no user
- * fast-register regions).
+ * completion: invalidate the fast-register region (kernel QPs) or the
+ * type 2 window bound to this QP (user QPs) named by rkey; it must be
+ * one of the QP's PD, with that key, else the message fails with
+ * INV_REQ (IB_WC_REM_INV_REQ_ERR at the requester).  A region from
+ * reg_mr or a type 1 window cannot be invalidated (mroce_mr_invalidate()).
  */
 static int mroce_rc_invalidate(void *ctx, u32 rkey)
 {
 	struct mroce_qp *qp = ctx;
 
-	if (qp->user)
-		return 0;
-	if (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, rkey))
+	if (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, qp->ibqp.qp_num, rkey))
 		return -MROCE_SYN_INV_REQ;
 	atomic64_inc(&qp->mdev->stats.mr_remote_inv);
 	return 0;

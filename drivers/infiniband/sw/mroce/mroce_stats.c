@@ -139,6 +139,7 @@ static int mroce_dev_counters_show(struct seq_file *s, void *unused)
 		{ "mr_fast_reg", &mdev->stats.mr_fast_reg },
 		{ "mr_local_inv", &mdev->stats.mr_local_inv },
 		{ "mr_remote_inv", &mdev->stats.mr_remote_inv },
+		{ "mw_binds", &mdev->stats.mw_binds },
 		{ "ring_bad_index", &mdev->stats.ring_bad_index },
 	};
 	int i;

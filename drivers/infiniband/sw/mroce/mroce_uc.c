@@ -348,8 +348,8 @@ static bool mroce_uc_target(struct mroce_qp *qp, const struct mroce_pkt *pkt,
 	mr = mroce_mr_lookup(qp->mdev, u->rkey);
 	if (!mr || mr->type == MROCE_MR_DMA ||
 	    !(qp->access_flags & IB_ACCESS_REMOTE_WRITE) ||
-	    mroce_mr_check(mr, u->rkey, qp->ibqp.pd, u->va, u->length,
-			   IB_ACCESS_REMOTE_WRITE)) {
+	    mroce_mr_check(mr, u->rkey, qp->ibqp.pd, qp->ibqp.qp_num, u->va,
+			   u->length, IB_ACCESS_REMOTE_WRITE)) {
 		mroce_uc_drop(qp, pkt, MROCE_DROP_UC_REFUSED);
 		return false;
 	}
@@ -383,7 +383,7 @@ static bool mroce_uc_place(struct mroce_qp *qp, const struct mroce_pkt *pkt,
 	mr = mroce_mr_lookup(qp->mdev, pkt->reth.rkey);
 	if (mr && mr->type != MROCE_MR_DMA &&
 	    (qp->access_flags & IB_ACCESS_REMOTE_WRITE) &&
-	    !mroce_mr_xfer(mr, pkt->reth.rkey, qp->ibqp.pd,
+	    !mroce_mr_xfer(mr, pkt->reth.rkey, qp->ibqp.pd, qp->ibqp.qp_num,
 			   pkt->reth.va + pkt->offset, (void *)pkt->payload,
 			   pkt->payload_len, IB_ACCESS_REMOTE_WRITE,
 			   MROCE_TO_MR))
