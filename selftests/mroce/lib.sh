@@ -149,6 +149,49 @@ mroce_ibdevs() {
 	done
 }
 
+# mroce_netns_devices: tb_netns_pair, then mroce_a on va in ns_a and
+# mroce_b on vb in ns_b; sets ga and gb to their GID indexes.
+mroce_netns_devices() {
+	tb_netns_pair
+	ga=$(mroce_link_setup -n ns_a mroce_a va)
+	gb=$(mroce_link_setup -n ns_b mroce_b vb)
+}
+
+# mroce_netns_teardown: remove what mroce_netns_devices set up.
+mroce_netns_teardown() {
+	ip netns exec ns_a rdma link delete mroce_a
+	ip netns exec ns_b rdma link delete mroce_b
+	ip netns del ns_a
+	ip netns del ns_b
+}
+
+# mroce_pair_prog NAME PROG SECONDS [ARGS...]: a verbs test program on
+# both devices of mroce_netns_devices (PROG mroce_a GA mroce_b GB ARGS),
+# its KTAP results relayed as "NAME: ...", with SECONDS (times
+# MROCE_TIME_FACTOR) before it counts as hung.
+mroce_pair_prog() {
+	local name=$1 prog=$2 secs=$3
+	shift 3
+	if [ -x "$prog" ]; then
+		timeout "$(mroce_t "$secs")" "$prog" mroce_a "$ga" mroce_b "$gb" "$@" 2>&1 |
+			ktap_relay "$name"
+	else
+		tb_not_ok "$name" "$prog not built"
+	fi
+}
+
+# mroce_check_released: every verbs object is gone once the programs
+# exited.
+mroce_check_released() {
+	local live
+	live=$(mroce_live_objects)
+	if [ -z "$live" ]; then
+		tb_ok "every object released after the program exits"
+	else
+		tb_not_ok "every object released after the program exits" "$live"
+	fi
+}
+
 # mroce_stat IBDEV NAME: one counter of `rdma statistic` (-1 if absent).
 mroce_stat() {
 	local v

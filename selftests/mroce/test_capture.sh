@@ -20,9 +20,7 @@ if ! command -v tshark >/dev/null || ! command -v dumpcap >/dev/null; then
 	exit 0
 fi
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -42,6 +40,7 @@ done
 if [ ! -s "$pcap" ]; then
 	tb_not_ok "capture: dumpcap records va" "$(tr '\n' ' ' <"$tmp/dumpcap.log")"
 	kill "$cap" 2>/dev/null
+	mroce_netns_teardown
 	exit 0
 fi
 tb_ok "capture: dumpcap records va"
@@ -131,3 +130,4 @@ ge "SEND_IMM, SEND_INV, WRITE_IMM, FETCH_ADD (mroce_wr_api)" \
 	"$(count 0x02 0x03 0x05 0x09)" 4
 ge UC_SEND "$(count 0x14)" 400
 ge UD_SEND "$(count 0x12)" 100
+mroce_netns_teardown

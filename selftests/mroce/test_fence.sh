@@ -11,21 +11,9 @@ set -uo pipefail
 
 MROCE_FENCE=$MROCE_BUILD/selftests/mroce_fence
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
-if [ -x "$MROCE_FENCE" ]; then
-	timeout "$(mroce_t 240)" "$MROCE_FENCE" mroce_a "$ga" mroce_b "$gb" 2>&1 |
-		ktap_relay fence
-else
-	tb_not_ok fence "$MROCE_FENCE not built"
-fi
-live=$(mroce_live_objects)
-if [ -z "$live" ]; then
-	tb_ok "every object released after the program exits"
-else
-	tb_not_ok "every object released after the program exits" "$live"
-fi
+mroce_netns_devices
+mroce_pair_prog fence "$MROCE_FENCE" 240
+mroce_check_released
 for d in mroce_a mroce_b; do
 	bad=$(awk '$1 == "ring_bad_index" {print $2}' "$MROCE_DEBUGFS/$d/counters")
 	if [ "${bad:-x}" = 0 ]; then
@@ -34,7 +22,4 @@ for d in mroce_a mroce_b; do
 		tb_not_ok "$d: ring_bad_index 0" "ring_bad_index ${bad:-missing}"
 	fi
 done
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_netns_teardown

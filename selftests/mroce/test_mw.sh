@@ -10,9 +10,7 @@ set -uo pipefail
 
 MROCE_MW=$MROCE_BUILD/selftests/mroce_mw
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 if [ -x "$MROCE_MW" ]; then
 	timeout "$(mroce_t 300)" "$MROCE_MW" mroce_a "$ga" mroce_b "$gb" 2>&1 |
 		ktap_relay mw
@@ -24,13 +22,5 @@ if [ -x "$MROCE_MW" ]; then
 else
 	tb_not_ok mw "$MROCE_MW not built"
 fi
-live=$(mroce_live_objects)
-if [ -z "$live" ]; then
-	tb_ok "every object released after the program exits"
-else
-	tb_not_ok "every object released after the program exits" "$live"
-fi
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_check_released
+mroce_netns_teardown

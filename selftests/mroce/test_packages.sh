@@ -199,10 +199,7 @@ else
 	tb_skip "packages: tshark loads the installed dissector" "no tshark"
 fi
 
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_netns_teardown
 check "packages: modprobe -r rdma_mroce" wait_for modprobe -r rdma_mroce
 
 # ---- remove, then purge: nothing may be left ------------------------------

@@ -8,9 +8,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 pair "ibv_rc_pingpong 4 KiB x 200, payload checked" \
 	ibv_rc_pingpong -d mroce_b -g "$gb" -n 200 -s 4096 -c -- \
 	ibv_rc_pingpong -d mroce_a -g "$ga" -n 200 -s 4096 -c 10.12.0.2

@@ -12,9 +12,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 
 # The counters this test expects (Documentation/mroce.7, "COUNTERS").
 names="rx_datagrams rx_dropped rx_short rx_malformed rx_no_qp rx_stale_qp

@@ -9,22 +9,7 @@ set -uo pipefail
 
 MROCE_REREG_MR=$MROCE_BUILD/selftests/mroce_rereg_mr
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
-if [ -x "$MROCE_REREG_MR" ]; then
-	timeout "$(mroce_t 300)" "$MROCE_REREG_MR" mroce_a "$ga" mroce_b "$gb" 2>&1 |
-		ktap_relay rereg_mr
-else
-	tb_not_ok rereg_mr "$MROCE_REREG_MR not built"
-fi
-live=$(mroce_live_objects)
-if [ -z "$live" ]; then
-	tb_ok "every object released after the program exits"
-else
-	tb_not_ok "every object released after the program exits" "$live"
-fi
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_netns_devices
+mroce_pair_prog rereg_mr "$MROCE_REREG_MR" 300
+mroce_check_released
+mroce_netns_teardown

@@ -12,21 +12,9 @@ set -uo pipefail
 
 MROCE_SRQ_CQ_EX=$MROCE_BUILD/selftests/mroce_srq_cq_ex
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
-if [ -x "$MROCE_SRQ_CQ_EX" ]; then
-	timeout "$(mroce_t 240)" "$MROCE_SRQ_CQ_EX" mroce_a "$ga" mroce_b "$gb" 2>&1 |
-		ktap_relay srq_cq_ex
-else
-	tb_not_ok srq_cq_ex "$MROCE_SRQ_CQ_EX not built"
-fi
-live=$(mroce_live_objects)
-if [ -z "$live" ]; then
-	tb_ok "every object released after the program exits"
-else
-	tb_not_ok "every object released after the program exits" "$live"
-fi
+mroce_netns_devices
+mroce_pair_prog srq_cq_ex "$MROCE_SRQ_CQ_EX" 240
+mroce_check_released
 # mroce_b: exactly the one overrun producer index of the hostile case.
 for d in mroce_a:0 mroce_b:1; do
 	want=${d#*:}
@@ -38,7 +26,4 @@ for d in mroce_a:0 mroce_b:1; do
 		tb_not_ok "$d: ring_bad_index $want" "ring_bad_index ${bad:-missing}"
 	fi
 done
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_netns_teardown

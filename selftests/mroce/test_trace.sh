@@ -21,9 +21,7 @@ MROCE_TRACE_QP=$MROCE_BUILD/selftests/mroce_trace_qp
 T=/sys/kernel/tracing
 tmp=$(mktemp -d)
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 
 [ -e $T/trace ] || mount -t tracefs nodev $T 2>/dev/null
 events="mroce_path_state mroce_steer mroce_loss mroce_spurious mroce_cwnd mroce_rnr
@@ -314,8 +312,5 @@ else
 	tb_not_ok "dynamic debug" "no rdma_mroce sites in $ctl or $MROCE_TRACE_QP missing"
 fi
 
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_netns_teardown
 rm -rf "$tmp"

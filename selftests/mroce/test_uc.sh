@@ -23,9 +23,7 @@ counter() {
 	echo "${v:--1}"
 }
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 if [ -x "$MROCE_UC" ]; then
 	timeout "$(mroce_t 300)" "$MROCE_UC" mroce_a "$ga" mroce_b "$gb" basic 2>&1 |
 		ktap_relay uc
@@ -93,7 +91,4 @@ if [ -z "$live" ]; then
 else
 	tb_not_ok "every object released after the programs exit" "$live"
 fi
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_netns_teardown

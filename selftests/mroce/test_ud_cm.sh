@@ -7,9 +7,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pair.sh"
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 
 pair "ibv_ud_pingpong 1 KiB x 100" \
 	ibv_ud_pingpong -d mroce_b -g "$gb" -n 100 -s 1024 -- \

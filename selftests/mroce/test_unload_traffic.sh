@@ -30,9 +30,7 @@ tx_a() { awk '$1 == "tx_packets" {print $2}' "$MROCE_DEBUGFS/mroce_a/counters"; 
 # tx_grew COUNTER_BEFORE: tx_packets of mroce_a grew by 100 since then
 tx_grew() { [ "$(tx_a)" -gt "$(($1 + 100))" ]; }
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 
 start_stream 18600
 t0=$(tx_a)

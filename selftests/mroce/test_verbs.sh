@@ -35,12 +35,7 @@ if [ -x "$MROCE_VERBS_OBJECTS" ]; then
 else
 	tb_not_ok verbs "$MROCE_VERBS_OBJECTS not built"
 fi
-live=$(mroce_live_objects)
-if [ -z "$live" ]; then
-	tb_ok "every object released after the program exits"
-else
-	tb_not_ok "every object released after the program exits" "$live"
-fi
+mroce_check_released
 rdma link delete rxe0 2>/dev/null
 rdma link delete mroce0
 ip link del m0

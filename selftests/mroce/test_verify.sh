@@ -7,9 +7,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 VERIFY=$MROCE_BUILD/selftests/mroce_verify
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
+mroce_netns_devices
 
 # run_verify NAME ARGS...: the tool's KTAP lines become diagnostics, its
 # exit status one result.
@@ -36,7 +34,4 @@ ip netns exec ns_a tc qdisc del dev va root
 ip netns exec ns_b tc qdisc del dev vb root
 malformed=$(awk '$1 == "rx_malformed" {print $2}' "$MROCE_DEBUGFS/mroce_b/counters")
 check "no packet failed validation" test "${malformed:-1}" = 0
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_netns_teardown
