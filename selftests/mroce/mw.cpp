@@ -308,22 +308,6 @@ long long counter(const std::string &name)
 	return -1;
 }
 
-uint8_t pat(uint64_t seed, size_t i) { return uint8_t(seed * 29 + i * 13 + 1); }
-
-void fill(uint8_t *p, uint64_t seed, size_t n)
-{
-	for (size_t i = 0; i < n; ++i)
-		p[i] = pat(seed, i);
-}
-
-bool is_pat(const uint8_t *p, uint64_t seed, size_t n)
-{
-	for (size_t i = 0; i < n; ++i)
-		if (p[i] != pat(seed, i))
-			return false;
-	return true;
-}
-
 bool all(const uint8_t *p, uint8_t v, size_t n)
 {
 	for (size_t i = 0; i < n; ++i)
@@ -379,18 +363,18 @@ void test_type1(World &w)
 		    wc_str(wc) + ", rkey " + hex(k0) + " -> " + hex(k1));
 
 	// WRITE into the window: lands there, guards untouched.
-	fill(w.asrc.p, 1, 4096);
+	fill_pattern(w.asrc.p, 1, 4096);
 	wc = rdma(p, IBV_WR_RDMA_WRITE, 12, w.asrc.addr(), 4096, w.asrc_mr->lkey, win(w, 100), k1);
-	ktap.result(wc_is(wc, 12, IBV_WC_SUCCESS) && is_pat(w.bbuf.p + kWinOff + 100, 1, 4096) &&
+	ktap.result(wc_is(wc, 12, IBV_WC_SUCCESS) && is_pattern(w.bbuf.p + kWinOff + 100, 1, 4096) &&
 			    all(w.bbuf.p, 0, kWinOff + 100) &&
 			    all(w.bbuf.p + kWinOff + 4196, 0, kBuf - kWinOff - 4196),
 		    "type 1: a WRITE through the window lands at its address, nothing around it",
 		    wc_str(wc));
 	// READ back through the window, across its whole length.
-	fill(w.bbuf.p + kWinOff, 2, kWinLen);
+	fill_pattern(w.bbuf.p + kWinOff, 2, kWinLen);
 	std::memset(w.adst.p, 0, kBuf);
 	wc = rdma(p, IBV_WR_RDMA_READ, 13, w.adst.addr(), kWinLen, w.adst_mr->lkey, win(w), k1);
-	ktap.result(wc_is(wc, 13, IBV_WC_SUCCESS) && is_pat(w.adst.p, 2, kWinLen),
+	ktap.result(wc_is(wc, 13, IBV_WC_SUCCESS) && is_pattern(w.adst.p, 2, kWinLen),
 		    "type 1: a READ of the whole window returns its bytes", wc_str(wc));
 	// Fetch-and-add on the window's last word.
 	uint64_t v = 0x1000;
@@ -409,11 +393,11 @@ void test_type1(World &w)
 	const uint32_t k2 = mw->rkey;
 	if (wc.status == IBV_WC_SUCCESS)
 		++w.binds;
-	fill(w.bbuf.p, 3, 4096);
+	fill_pattern(w.bbuf.p, 3, 4096);
 	ibv_wc rd = rdma(p, IBV_WR_RDMA_READ, 16, w.adst.addr(), 4096, w.adst_mr->lkey,
 			 w.bbuf.addr(0), k2);
 	ktap.result(wc_is(wc, 15, IBV_WC_SUCCESS, IBV_WC_BIND_MW) && k2 != k1 &&
-			    wc_is(rd, 16, IBV_WC_SUCCESS) && is_pat(w.adst.p, 3, 4096),
+			    wc_is(rd, 16, IBV_WC_SUCCESS) && is_pattern(w.adst.p, 3, 4096),
 		    "type 1: rebind to another range (READ only); a READ through the new key",
 		    wc_str(wc) + "; " + wc_str(rd));
 	Pair q;
@@ -428,10 +412,10 @@ void test_type1(World &w)
 	Pair r;
 	make_pair(r, w.apd.get(), w.bpd.get(), "type 1 read only");
 	if (r.ok) {
-		fill(w.bbuf.p, 3, 64);
+		fill_pattern(w.bbuf.p, 3, 64);
 		wc = rdma(r, IBV_WR_RDMA_WRITE, 18, w.asrc.addr(), 64, w.asrc_mr->lkey,
 			  w.bbuf.addr(0), k2);
-		ktap.result(wc_is(wc, 18, IBV_WC_REM_ACCESS_ERR) && is_pat(w.bbuf.p, 3, 64),
+		ktap.result(wc_is(wc, 18, IBV_WC_REM_ACCESS_ERR) && is_pattern(w.bbuf.p, 3, 64),
 			    "type 1: a WRITE through a READ-only window: IBV_WC_REM_ACCESS_ERR",
 			    wc_str(wc));
 	}
@@ -508,9 +492,9 @@ void test_type2(World &w)
 		    "type 2: IBV_WR_BIND_MW by ibv_post_send completes with IBV_WC_BIND_MW",
 		    wc_str(wc));
 	std::memset(w.bbuf.p, 0, kBuf);
-	fill(w.asrc.p, 4, 1000);
+	fill_pattern(w.asrc.p, 4, 1000);
 	wc = rdma(p, IBV_WR_RDMA_WRITE, 32, w.asrc.addr(), 1000, w.asrc_mr->lkey, win(w, 5000), k1);
-	ktap.result(wc_is(wc, 32, IBV_WC_SUCCESS) && is_pat(w.bbuf.p + kWinOff + 5000, 4, 1000) &&
+	ktap.result(wc_is(wc, 32, IBV_WC_SUCCESS) && is_pattern(w.bbuf.p + kWinOff + 5000, 4, 1000) &&
 			    all(w.bbuf.p, 0, kWinOff + 5000),
 		    "type 2: a WRITE from the QP it was bound through lands", wc_str(wc));
 	// Bound again while bound.
@@ -544,9 +528,9 @@ void test_type2(World &w)
 			    wc_str(wc) + "; B: " + wc_str(recv));
 	}
 	// Still bound and working on its own QP.
-	fill(w.asrc.p, 5, 64);
+	fill_pattern(w.asrc.p, 5, 64);
 	wc = rdma(p, IBV_WR_RDMA_WRITE, 36, w.asrc.addr(), 64, w.asrc_mr->lkey, win(w), k1);
-	ktap.result(wc_is(wc, 36, IBV_WC_SUCCESS) && is_pat(w.bbuf.p + kWinOff, 5, 64),
+	ktap.result(wc_is(wc, 36, IBV_WC_SUCCESS) && is_pattern(w.bbuf.p + kWinOff, 5, 64),
 		    "type 2: after those failures the window still serves its QP", wc_str(wc));
 	// Lifetime: the region is busy while the window is bound.
 	errno = 0;
@@ -556,11 +540,11 @@ void test_type2(World &w)
 	rc = ibv_rereg_mr(w.bmr.get(), IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	const int rereg_errno = errno;
-	fill(w.asrc.p, 6, 64);
+	fill_pattern(w.asrc.p, 6, 64);
 	wc = rdma(p, IBV_WR_RDMA_WRITE, 37, w.asrc.addr(), 64, w.asrc_mr->lkey,
 		  w.bbuf.addr(100), w.bmr->rkey);
 	ktap.result(dereg_rc == EBUSY && rc == IBV_REREG_MR_ERR_CMD && rereg_errno == EBUSY &&
-			    wc_is(wc, 37, IBV_WC_SUCCESS) && is_pat(w.bbuf.p + 100, 6, 64),
+			    wc_is(wc, 37, IBV_WC_SUCCESS) && is_pattern(w.bbuf.p + 100, 6, 64),
 		    "lifetime: ibv_dereg_mr and ibv_rereg_mr of a region with a bound window: "
 		    "EBUSY, the region keeps working",
 		    "dereg " + errstr(dereg_rc) + ", rereg " + std::to_string(rc) + " errno " +
@@ -584,10 +568,10 @@ void test_type2(World &w)
 	wc = bind2(t, mw.get(), k2, w.bmr.get(), win(w), kWinLen, IBV_ACCESS_REMOTE_READ, 40);
 	if (wc.status == IBV_WC_SUCCESS)
 		++w.binds;
-	fill(w.bbuf.p + kWinOff, 7, 256);
+	fill_pattern(w.bbuf.p + kWinOff, 7, 256);
 	ibv_wc rd = rdma(t, IBV_WR_RDMA_READ, 41, w.adst.addr(), 256, w.adst_mr->lkey, win(w), k2);
 	ktap.result(wc_is(wc, 40, IBV_WC_SUCCESS) && wc_is(rd, 41, IBV_WC_SUCCESS) &&
-			    is_pat(w.adst.p, 7, 256),
+			    is_pattern(w.adst.p, 7, 256),
 		    "type 2: an invalidated window binds again (new key) and serves READs",
 		    wc_str(wc) + "; " + wc_str(rd));
 	ibv_wc recv;
@@ -646,12 +630,12 @@ void test_wr_api(World &w)
 	if (wc.status == IBV_WC_SUCCESS)
 		++w.binds;
 	std::memset(w.bbuf.p, 0, kBuf);
-	fill(w.asrc.p, 8, 512);
+	fill_pattern(w.asrc.p, 8, 512);
 	ibv_wc wr = rdma(p, IBV_WR_RDMA_WRITE, 51, w.asrc.addr(), 512, w.asrc_mr->lkey,
 			 win(w, kWinLen - 512), k);
 	ktap.result(rc == 0 && wc_is(wc, 50, IBV_WC_SUCCESS, IBV_WC_BIND_MW) &&
 			    wc_is(wr, 51, IBV_WC_SUCCESS) &&
-			    is_pat(w.bbuf.p + kWinOff + kWinLen - 512, 8, 512) &&
+			    is_pattern(w.bbuf.p + kWinOff + kWinLen - 512, 8, 512) &&
 			    all(w.bbuf.p + kWinOff + kWinLen, 0, kBuf - kWinOff - kWinLen),
 		    "wr api: ibv_wr_bind_mw, then a WRITE at the window's end lands",
 		    "complete " + std::to_string(rc) + "; " + wc_str(wc) + "; " + wc_str(wr));
@@ -752,12 +736,12 @@ void test_errors(World &w)
 			ibv_wc recv;
 			ibv_wc wc = send_inv(p, w.bmr->rkey, w.asrc.addr(), w.asrc_mr->lkey,
 					     w.bmisc.addr(), w.bmisc_mr->lkey, 73, &recv);
-			fill(w.asrc.p, 9, 64);
+			fill_pattern(w.asrc.p, 9, 64);
 			ibv_wc wr = rdma(q, IBV_WR_RDMA_WRITE, 74, w.asrc.addr(), 64,
 					 w.asrc_mr->lkey, w.bbuf.addr(64), w.bmr->rkey);
 			ktap.result(wc_is(wc, 73, IBV_WC_REM_INV_REQ_ERR) &&
 					    wc_is(wr, 74, IBV_WC_SUCCESS) &&
-					    is_pat(w.bbuf.p + 64, 9, 64),
+					    is_pattern(w.bbuf.p + 64, 9, 64),
 				    "errors: SEND_WITH_INV of a region's rkey: "
 				    "IBV_WC_REM_INV_REQ_ERR, the region still works",
 				    wc_str(wc) + "; B: " + wc_str(recv) + "; " + wc_str(wr));
@@ -807,7 +791,7 @@ void test_traffic(World &w)
 	if (wc.status == IBV_WC_SUCCESS)
 		++w.binds;
 	for (size_t i = 0; i < kN; ++i)
-		fill(src.p + i * kChunk, 100 + i, kChunk);
+		fill_pattern(src.p + i * kChunk, 100 + i, kChunk);
 	int post_err = 0;
 	ibv_wc inv{};
 	for (size_t i = 0; i < kN && !post_err; ++i) {
@@ -848,7 +832,7 @@ void test_traffic(World &w)
 		const size_t n = c.wr_id - 1000;
 		if (c.status == IBV_WC_SUCCESS) {
 			++ok;
-			if (n >= kN || !is_pat(dst.p + kGuard + n * kChunk, 100 + n, kChunk))
+			if (n >= kN || !is_pattern(dst.p + kGuard + n * kChunk, 100 + n, kChunk))
 				++bad_data;
 		} else if (c.status == IBV_WC_REM_ACCESS_ERR) {
 			++refused;

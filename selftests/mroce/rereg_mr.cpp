@@ -104,22 +104,6 @@ struct Buf {
 	}
 };
 
-uint8_t pattern(uint64_t id, size_t i) { return uint8_t(id * 131 + i * 7 + 1); }
-
-void fill(uint8_t *p, uint64_t id, size_t n)
-{
-	for (size_t i = 0; i < n; ++i)
-		p[i] = pattern(id, i);
-}
-
-bool is_pattern(const uint8_t *p, uint64_t id, size_t n)
-{
-	for (size_t i = 0; i < n; ++i)
-		if (p[i] != pattern(id, i))
-			return false;
-	return true;
-}
-
 struct Dev {
 	Context ctx;
 	Cq cq;
@@ -263,7 +247,7 @@ struct BSide {
 	Mr local1, local2;	// a source for B's own WRITEs, on pd1 and pd2
 };
 
-// A WRITE of n bytes of pattern(id) from A to raddr/rkey on a fresh pair
+// A WRITE of n bytes of pattern_byte(id) from A to raddr/rkey on a fresh pair
 // with B's QP on bpd; returns the status.
 int remote_write(ASide &a, ibv_pd *bpd, uint64_t id, uint64_t raddr, uint32_t rkey, size_t n,
 		 std::string &why, int *state_after = nullptr)
@@ -273,7 +257,7 @@ int remote_write(ASide &a, ibv_pd *bpd, uint64_t id, uint64_t raddr, uint32_t rk
 		why = "no pair";
 		return -1;
 	}
-	fill(a.src.p, id, n);
+	fill_pattern(a.src.p, id, n);
 	int st = one_op(p.qa.get(), g_a.cq.get(), IBV_WR_RDMA_WRITE, a.src.addr(), uint32_t(n),
 			a.src_mr->lkey, raddr, rkey, why);
 	if (state_after)
@@ -333,11 +317,11 @@ void test_access(ASide &a, BSide &b)
 	ktap.result(b.mr->addr == b.b2.p && b.mr->length == kBuf / 2 && b.mr->rkey != old_rkey,
 		    "access: same translation, new rkey");
 	std::memset(b.b2.p, 0, kBuf);
-	fill(b.b2.p + 256, 5, kChunk);
+	fill_pattern(b.b2.p + 256, 5, kChunk);
 	Pair p = make_pair(a.pd.get(), b.pd1.get(), "access");
 	if (!p.ok())
 		return;
-	fill(a.src.p, 6, kChunk);
+	fill_pattern(a.src.p, 6, kChunk);
 	std::string why;
 	int st = one_op(p.qa.get(), g_a.cq.get(), IBV_WR_RDMA_WRITE, a.src.addr(), kChunk,
 			a.src_mr->lkey, b.b2.addr(), b.mr->rkey, why);
@@ -427,7 +411,7 @@ void test_pd(ASide &a, BSide &b)
 		    "pd: a QP of the new PD can WRITE into it", why);
 
 	// B's own QPs use the region as a local source.
-	fill(b.b2.p + 512, 9, kChunk);
+	fill_pattern(b.b2.p + 512, 9, kChunk);
 	std::memset(a.dst.p, 0, kBuf);
 	Pair p1 = make_pair(a.pd.get(), b.pd1.get(), "pd");
 	if (!p1.ok())
@@ -537,7 +521,7 @@ void test_errors(ASide &a, BSide &b)
 bool partial_ok(const uint8_t *p, uint64_t id, size_t n)
 {
 	for (size_t i = 0; i < n; ++i)
-		if (p[i] && p[i] != pattern(id, i))
+		if (p[i] && p[i] != pattern_byte(id, i))
 			return false;
 	return true;
 }
@@ -567,7 +551,7 @@ void test_traffic(ASide &a, BSide &b)
 	std::vector<uint32_t> rkey_of(kTWrites);
 	std::vector<int> status(kTWrites, -1);
 	for (size_t i = 0; i < kTWrites; ++i)
-		fill(src.p + i * kTChunk, 1000 + i, kTChunk);
+		fill_pattern(src.p + i * kTChunk, 1000 + i, kTChunk);
 
 	std::atomic<bool> stop{false};
 	std::atomic<size_t> rereg_n{0}, rereg_err{0};
@@ -686,7 +670,7 @@ void test_traffic(ASide &a, BSide &b)
 					char c = '.';
 					for (const Buf *buf : {&t1, &t2})
 						if (is_pattern(buf->p + off + q, 0, 0) &&
-						    buf->p[off + q] == pattern(1000 + i, q))
+						    buf->p[off + q] == pattern_byte(1000 + i, q))
 							c = buf == &t1 ? '1' : '2';
 					map += c;
 				}

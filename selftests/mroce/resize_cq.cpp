@@ -74,8 +74,6 @@ struct Side {
 	uint64_t addr(size_t off) { return uint64_t(uintptr_t(mem.data() + off)); }
 };
 
-uint8_t pattern(uint64_t id, size_t i) { return uint8_t(id * 131 + i * 7 + 1); }
-
 bool setup(Side &s, const char *dev, int gid_index, int cqe)
 {
 	s.ctx = open_device(dev);
@@ -123,12 +121,12 @@ int post_recv(Side &b, uint64_t wr_id, ibv_qp *qp = nullptr)
 	return ibv_post_recv(qp ? qp : b.qp.get(), &wr, &bad);
 }
 
-// A signaled SEND of kMsg bytes of pattern(wr_id) from A's slot wr_id.
+// A signaled SEND of kMsg bytes of pattern_byte(wr_id) from A's slot wr_id.
 int post_send(Side &a, uint64_t wr_id, ibv_qp *qp = nullptr)
 {
 	uint8_t *p = a.mem.data() + (wr_id % kSlots) * kMsg;
 	for (size_t i = 0; i < kMsg; ++i)
-		p[i] = pattern(wr_id, i);
+		p[i] = pattern_byte(wr_id, i);
 	ibv_sge sge{a.addr((wr_id % kSlots) * kMsg), uint32_t(kMsg), a.mr->lkey};
 	ibv_send_wr wr{};
 	wr.wr_id = wr_id;
@@ -195,23 +193,6 @@ bool poll_n(ibv_cq *cq, size_t n, Expect &ex, std::vector<ibv_wc> *out = nullptr
 	return got == n;
 }
 
-// No completion at all for a while: none was duplicated.
-bool quiet(ibv_cq *cq, std::string &why)
-{
-	const auto end = Clock::now() + std::chrono::milliseconds(300);
-	while (Clock::now() < end) {
-		ibv_wc wc;
-		int k = ibv_poll_cq(cq, 1, &wc);
-		if (k != 0) {
-			why = k < 0 ? "ibv_poll_cq " + std::to_string(k) :
-				      "extra completion wr_id " + std::to_string(wc.wr_id);
-			return false;
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(5));
-	}
-	return true;
-}
-
 // Waits until more than k CQEs wait in the ring (ibv_resize_cq(cq, k) says
 // EINVAL).  While fewer are there the probe resizes the CQ to k rounded up:
 // the caller picks k so that this still holds every CQE yet to come.  0 once EINVAL was seen (the CQ
@@ -245,7 +226,7 @@ bool check_recv_data(Side &b, const std::vector<ibv_wc> &wcs, std::string &why)
 			return false;
 		}
 		for (size_t i = 0; i < kMsg; ++i)
-			if (p[i] != pattern(wc.wr_id, i)) {
+			if (p[i] != pattern_byte(wc.wr_id, i)) {
 				why = "recv " + std::to_string(wc.wr_id) + " byte " +
 				      std::to_string(i) + " differs";
 				return false;
@@ -541,7 +522,7 @@ void test_traffic(Side &a, Side &b)
 
 	for (size_t i = 0; i < kWrites; ++i)
 		for (size_t j = 0; j < kWrite; ++j)
-			a.mem[base + i * kWrite + j] = pattern(i + 100000, j);
+			a.mem[base + i * kWrite + j] = pattern_byte(i + 100000, j);
 	std::memset(b.mem.data() + base, 0, kWrites * kWrite);
 
 	std::thread poster([&] {

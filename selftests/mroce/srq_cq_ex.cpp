@@ -114,8 +114,6 @@ struct Dev {
 	uint64_t addr(uint64_t id) { return uint64_t(uintptr_t(slot(id))); }
 };
 
-uint8_t pattern(uint64_t id, size_t i) { return uint8_t(id * 131 + i * 7 + 1); }
-
 bool open_dev(Dev &d, const char *name, int gid_index)
 {
 	d.ctx = open_device(name);
@@ -160,12 +158,12 @@ int connect_pair(Dev &a, ibv_qp *qa, Dev &b, ibv_qp *qb)
 	return rc ? rc : connect_qp(b, qb, a, qa);
 }
 
-// A signaled SEND of kMsg bytes of pattern(id) from A's slot id.
+// A signaled SEND of kMsg bytes of pattern_byte(id) from A's slot id.
 int post_send(Dev &a, ibv_qp *qp, uint64_t id)
 {
 	uint8_t *p = a.slot(id);
 	for (size_t i = 0; i < kMsg; ++i)
-		p[i] = pattern(id, i);
+		p[i] = pattern_byte(id, i);
 	ibv_sge sge{a.addr(id), uint32_t(kMsg), a.mr->lkey};
 	ibv_send_wr wr{};
 	wr.wr_id = id;
@@ -207,7 +205,7 @@ int post_sends(Dev &a, ibv_qp *qp, uint64_t first, uint64_t last)
 }
 
 // The next completions of a CQ against an expected, strictly increasing
-// series of wr_ids; a receive's bytes are checked against pattern(wr_id)
+// series of wr_ids; a receive's bytes are checked against pattern_byte(wr_id)
 // (the message of that number landed in the receive of that number).
 struct Expect {
 	Expect(uint64_t first, ibv_wc_opcode op, Dev *data = nullptr)
@@ -239,7 +237,7 @@ struct Expect {
 				return false;
 			}
 			for (size_t i = 0; i < kMsg; ++i)
-				if (p[i] != pattern(wr_id, i)) {
+				if (p[i] != pattern_byte(wr_id, i)) {
 					error = "recv " + std::to_string(wr_id) + " byte " +
 						std::to_string(i) + " differs";
 					return false;
@@ -275,23 +273,6 @@ bool poll_n(ibv_cq *cq, size_t n, Expect &ex)
 	if (got < n && ex.error.empty())
 		ex.error = std::to_string(got) + " of " + std::to_string(n) + " completions";
 	return got == n;
-}
-
-// No completion at all for a while.
-bool quiet(ibv_cq *cq, std::string &why)
-{
-	const auto end = Clock::now() + std::chrono::milliseconds(300);
-	while (Clock::now() < end) {
-		ibv_wc wc;
-		int k = ibv_poll_cq(cq, 1, &wc);
-		if (k != 0) {
-			why = k < 0 ? "ibv_poll_cq " + std::to_string(k) :
-				      "extra completion wr_id " + std::to_string(wc.wr_id);
-			return false;
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(5));
-	}
-	return true;
 }
 
 // ---- clock: device attributes and the raw clock --------------------------------

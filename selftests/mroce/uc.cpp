@@ -84,22 +84,6 @@ int time_factor()
 
 std::chrono::milliseconds ms(int n) { return std::chrono::milliseconds(n * time_factor()); }
 
-uint8_t pattern(uint64_t id, size_t i) { return uint8_t(id * 131 + i * 7 + 1); }
-
-void fill(uint8_t *p, uint64_t id, size_t n)
-{
-	for (size_t i = 0; i < n; ++i)
-		p[i] = pattern(id, i);
-}
-
-bool is_pattern(const uint8_t *p, uint64_t id, size_t n)
-{
-	for (size_t i = 0; i < n; ++i)
-		if (p[i] != pattern(id, i))
-			return false;
-	return true;
-}
-
 struct Dev {
 	Context ctx;
 	Pd pd;
@@ -375,7 +359,7 @@ bool one_send(Pair &p, uint64_t id, size_t n, bool imm, unsigned flags, std::str
 {
 	uint8_t *src = g_a.buf.data();
 	uint8_t *dst = g_b.buf.data();
-	fill(src, id, n);
+	fill_pattern(src, id, n);
 	std::memset(dst, 0, n + 16);
 	if (int rc = post_recv(p.qb.get(), id, dst, uint32_t(kMsgMax), g_b.mr->lkey)) {
 		why = "post_recv " + errstr(rc);
@@ -428,7 +412,7 @@ void test_send(Pair &p)
 	ktap.result(ok, "send: inline SEND", why);
 }
 
-// Wait until B's memory at off holds n bytes of pattern(id).
+// Wait until B's memory at off holds n bytes of pattern_byte(id).
 bool landed(size_t off, uint64_t id, size_t n)
 {
 	const auto end = Clock::now() + ms(10000);
@@ -448,13 +432,13 @@ void test_write(Pair &p)
 	uint64_t raddr = uint64_t(uintptr_t(g_b.buf.data() + off));
 	// A receive posted first: a plain WRITE must not consume it.
 	post_recv(p.qb.get(), 500, g_b.buf.data(), uint32_t(kMsgMax), g_b.mr->lkey);
-	fill(src, 501, 40000);
+	fill_pattern(src, 501, 40000);
 	int rc = post_send(p.qa.get(), IBV_WR_RDMA_WRITE, 501, src, 40000, 0, raddr,
 			   g_b.mr->rkey);
 	bool ok = !rc && send_done(501, IBV_WC_RDMA_WRITE, why) && landed(off, 501, 40000);
 	ktap.result(ok, "write: RDMA_WRITE of 40000 B lands", rc ? errstr(rc) : why);
 	// WRITE_WITH_IMM: the data, then a completion in receive 500
-	fill(src, 502, 5000);
+	fill_pattern(src, 502, 5000);
 	rc = post_send(p.qa.get(), IBV_WR_RDMA_WRITE_WITH_IMM, 502, src, 5000, 0xabc, raddr + 8,
 		       g_b.mr->rkey);
 	ok = !rc && send_done(502, IBV_WC_RDMA_WRITE, why);
@@ -480,7 +464,7 @@ void test_wr_api()
 	uint64_t raddr = uint64_t(uintptr_t(g_b.buf.data() + off));
 	uint8_t *src = g_a.buf.data();
 	for (int i = 0; i < 4; i++)
-		fill(src + i * 8192, 600 + i, 3000);
+		fill_pattern(src + i * 8192, 600 + i, 3000);
 	for (int i = 0; i < 3; i++)
 		post_recv(p.qb.get(), 700 + i, g_b.buf.data() + i * 8192, 8192, g_b.mr->lkey);
 	ibv_wr_start(qx);
@@ -552,11 +536,11 @@ void test_drops(Pair &p)
 	std::string why;
 	// a SEND longer than the receive: dropped, the WQE kept
 	post_recv(p.qb.get(), 900, g_b.buf.data(), 1000, g_b.mr->lkey);
-	fill(src, 901, 2000);
+	fill_pattern(src, 901, 2000);
 	bool ok = !post_send(p.qa.get(), IBV_WR_SEND, 901, src, 2000) &&
 		  send_done(901, IBV_WC_SEND, why);
 	ok = ok && poll_n(g_b.rcq.get(), 1, ms(300)).empty();
-	fill(src, 902, 500);
+	fill_pattern(src, 902, 500);
 	ok = ok && !post_send(p.qa.get(), IBV_WR_SEND, 902, src, 500) &&
 	     send_done(902, IBV_WC_SEND, why);
 	auto wc = poll_n(g_b.rcq.get(), 1, ms(10000));
@@ -565,7 +549,7 @@ void test_drops(Pair &p)
 	ktap.result(ok, "drops: a SEND longer than the receive is dropped, the receive "
 			"takes the next message", why);
 	// no receive posted: dropped (no RNR); the next one after a post lands
-	fill(src, 903, 100);
+	fill_pattern(src, 903, 100);
 	ok = !post_send(p.qa.get(), IBV_WR_SEND, 903, src, 100) &&
 	     send_done(903, IBV_WC_SEND, why) && poll_n(g_b.rcq.get(), 1, ms(300)).empty();
 	ok = ok && one_send(p, 904, 100, false, 0, why);
@@ -575,7 +559,7 @@ void test_drops(Pair &p)
 	const size_t off = 512 * 1024;
 	std::memset(g_b.buf.data() + off, 0, 4096);
 	post_recv(p.qb.get(), 906, g_b.buf.data(), 1000, g_b.mr->lkey);
-	fill(src, 905, 4096);
+	fill_pattern(src, 905, 4096);
 	ok = !post_send(p.qa.get(), IBV_WR_RDMA_WRITE_WITH_IMM, 905, src, 4096, 1,
 			uint64_t(uintptr_t(g_b.buf.data() + off)), g_b.mr->rkey ^ 0x80) &&
 	     send_done(905, IBV_WC_RDMA_WRITE, why);
@@ -591,7 +575,7 @@ void test_drops(Pair &p)
 	std::this_thread::sleep_for(ms(300));
 	ok = ok && std::all_of(end - 2048, end, [](uint8_t c) { return c == 0; });
 	// receive 906 takes the next message
-	fill(src, 908, 10);
+	fill_pattern(src, 908, 10);
 	ok = ok && !post_send(p.qa.get(), IBV_WR_SEND, 908, src, 10) &&
 	     send_done(908, IBV_WC_SEND, why);
 	wc = poll_n(g_b.rcq.get(), 1, ms(10000));
@@ -618,7 +602,7 @@ void basic()
 	Pair q = make_pair(Make::ex, "reverse");
 	if (!q.ok())
 		return;
-	fill(g_b.buf.data(), 950, 2500);
+	fill_pattern(g_b.buf.data(), 950, 2500);
 	post_recv(q.qa.get(), 950, g_a.buf.data() + 4096, 4096, g_a.mr->lkey);
 	ibv_sge sge{uint64_t(uintptr_t(g_b.buf.data())), 2500, g_b.mr->lkey};
 	ibv_send_wr wr{};
@@ -668,7 +652,7 @@ void loss_run(bool write_imm)
 	std::memset(dst, 0, kLossMsgs * kSlot);
 	for (uint32_t i = 0; i < kLossMsgs; i++) {
 		len[i] = 8 + rng() % (kSlot - 8);	// 1 to 4 packets
-		fill(src + i * kSlot, i + 1, len[i]);
+		fill_pattern(src + i * kSlot, i + 1, len[i]);
 		std::memcpy(src + i * kSlot, &i, sizeof(i));	// the message's index
 	}
 	// one receive per message; SENDs land in receive k's own slot
@@ -733,7 +717,7 @@ void loss_run(bool write_imm)
 		}
 		uint32_t idx = i;
 		std::vector<uint8_t> want(len[i]);
-		fill(want.data(), i + 1, len[i]);
+		fill_pattern(want.data(), i + 1, len[i]);
 		std::memcpy(want.data(), &idx, sizeof(idx));
 		if (w.byte_len != len[i] || std::memcmp(at, want.data(), len[i]))
 			why = "message " + std::to_string(i) + ": byte_len " +
@@ -907,7 +891,7 @@ void forge(const char *peer_ip)
 	// ... and moved the window: A's MSNs up to msn0 + 4 are dropped now.
 	uint8_t *src = g_a.buf.data();
 	for (uint32_t k = 0; k < 6; k++) {
-		fill(src + k * 256, 1100 + k, 200);
+		fill_pattern(src + k * 256, 1100 + k, 200);
 		post_send(p.qa.get(), IBV_WR_SEND, 1100 + k, src + k * 256, 200);
 	}
 	auto s = poll_n(g_a.scq.get(), 6, ms(10000));

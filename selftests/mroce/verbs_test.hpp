@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 //
-// What the guest test programs share: KTAP output and RAII owners of
-// libibverbs objects.
+// What the guest test programs share: KTAP output, RAII owners of
+// libibverbs objects, test byte patterns and a quiet-CQ check.
 #pragma once
 
 #include <infiniband/verbs.h>
 
 #include <sys/mman.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace mroce_test {
 
@@ -49,6 +51,43 @@ private:
 inline std::string errstr(int e)
 {
 	return std::string(std::strerror(e)) + " (" + std::to_string(e) + ")";
+}
+
+// Byte i of test pattern id: distinct ids give different bytes at most
+// offsets, so a message placed at the wrong place or from the wrong
+// source shows.
+inline uint8_t pattern_byte(uint64_t id, size_t i) { return uint8_t(id * 131 + i * 7 + 1); }
+
+inline void fill_pattern(uint8_t *p, uint64_t id, size_t n)
+{
+	for (size_t i = 0; i < n; ++i)
+		p[i] = pattern_byte(id, i);
+}
+
+inline bool is_pattern(const uint8_t *p, uint64_t id, size_t n)
+{
+	for (size_t i = 0; i < n; ++i)
+		if (p[i] != pattern_byte(id, i))
+			return false;
+	return true;
+}
+
+// No completion at all on cq for 300 ms (none duplicated, none late);
+// otherwise false, with why.
+inline bool quiet(ibv_cq *cq, std::string &why)
+{
+	const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+	while (std::chrono::steady_clock::now() < end) {
+		ibv_wc wc;
+		int k = ibv_poll_cq(cq, 1, &wc);
+		if (k != 0) {
+			why = k < 0 ? "ibv_poll_cq " + std::to_string(k) :
+				      "extra completion wr_id " + std::to_string(wc.wr_id);
+			return false;
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	}
+	return true;
 }
 
 struct CtxClose { void operator()(ibv_context *c) const { ibv_close_device(c); } };
