@@ -844,6 +844,8 @@ bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp);
 void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 			bool solicited, struct mroce_dp *dp);
+void mroce_wq_send_done(struct mroce_qp *qp, u32 status, u32 wc_opcode,
+			u32 byte_len, struct mroce_dp *dp);
 
 /* mroce_ud.c: UD and GSI datagrams. */
 void mroce_ud_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);

@@ -141,31 +141,11 @@ static void mroce_qp_to_error(struct mroce_qp *qp)
 static void mroce_rc_req_done(struct mroce_qp *qp, u32 idx, u32 status,
 			      u32 byte_len, struct mroce_dp *dp)
 {
-	struct mroce_send_wqe *w = mroce_sq_shadow(qp, idx);
-	struct mroce_cqe cqe = { };
-	bool signal;
-
 	if (WARN_ON_ONCE(idx != qp->sq_done))
 		return;
-	signal = status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-		 (w->send_flags & MROCE_SEND_SIGNALED);
-	if (signal) {
-		cqe.wr_id = w->wr_id;
-		cqe.status = status;
-		cqe.opcode = mroce_wqe_wc_opcode(w->opcode);
-		cqe.byte_len = byte_len;
-		cqe.qp_num = qp->ibqp.qp_num;
-		cqe.port_num = 1;
-	}
-	qp->sq_done++;
-	/*
-	 * The slot's WQE was read before the provider may reuse it.  Publish
-	 * the free slot before the CQE: a consumer that polls the completion
-	 * and posts again at once must find room in the ring.
-	 */
-	smp_store_release(&qp->sq.ctl->consumer, qp->sq_done);
-	if (signal)
-		mroce_cq_push(to_mcq(qp->ibqp.send_cq), &cqe, false, dp);
+	mroce_wq_send_done(qp, status,
+			   mroce_wqe_wc_opcode(mroce_sq_shadow(qp, idx)->opcode),
+			   byte_len, dp);
 	/*
 	 * May run inside a core callback: only mark the QP, the end of the
 	 * step (mroce_rc_step()) stops the connection and flushes.

@@ -84,26 +84,13 @@ static u32 mroce_uc_mtu(const struct mroce_qp *qp)
 static void mroce_uc_req_done(struct mroce_qp *qp, u32 status,
 			      struct mroce_dp *dp)
 {
-	struct mroce_send_wqe *w = mroce_sq_shadow(qp, qp->sq_done);
-	struct mroce_cqe cqe = { };
-	bool signal = status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-		      (w->send_flags & MROCE_SEND_SIGNALED);
+	u32 op = mroce_sq_shadow(qp, qp->sq_done)->opcode;
 
-	if (signal) {
-		cqe.wr_id = w->wr_id;
-		cqe.status = status;
-		cqe.opcode = w->opcode == MROCE_WR_RDMA_WRITE ||
-			     w->opcode == MROCE_WR_RDMA_WRITE_WITH_IMM ?
-			     MROCE_WC_RDMA_WRITE : MROCE_WC_SEND;
-		cqe.byte_len = status ? 0 : qp->uc->msg.length;
-		cqe.qp_num = qp->ibqp.qp_num;
-		cqe.port_num = 1;
-	}
-	qp->sq_done++;
-	/* Free the slot before the CQE (see mroce_rc_req_done()). */
-	smp_store_release(&qp->sq.ctl->consumer, qp->sq_done);
-	if (signal)
-		mroce_cq_push(to_mcq(qp->ibqp.send_cq), &cqe, false, dp);
+	mroce_wq_send_done(qp, status,
+			   op == MROCE_WR_RDMA_WRITE ||
+			   op == MROCE_WR_RDMA_WRITE_WITH_IMM ?
+			   MROCE_WC_RDMA_WRITE : MROCE_WC_SEND,
+			   status ? 0 : qp->uc->msg.length, dp);
 	/* A local error stops the QP, as for RC (IBA 10.8.3.2). */
 	if (status && status != IB_WC_WR_FLUSH_ERR)
 		qp->state = IB_QPS_ERR;

@@ -132,32 +132,6 @@ static u32 mroce_ud_send_one(struct mroce_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-static void mroce_ud_send_done(struct mroce_qp *qp, u32 status, u32 len,
-			       struct mroce_dp *dp)
-{
-	struct mroce_send_wqe *w = mroce_sq_shadow(qp, qp->sq_done);
-	struct mroce_cqe cqe = { };
-	bool signal = status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-		      (w->send_flags & MROCE_SEND_SIGNALED);
-
-	if (signal) {
-		cqe.wr_id = w->wr_id;
-		cqe.status = status;
-		cqe.opcode = MROCE_WC_SEND;
-		cqe.byte_len = len;
-		cqe.qp_num = qp->ibqp.qp_num;
-		cqe.port_num = 1;
-	}
-	qp->sq_done++;
-	/*
-	 * The WQE was copied out, so its slot is free: publish that before the
-	 * CQE (see mroce_rc_req_done()).
-	 */
-	smp_store_release(&qp->sq.ctl->consumer, qp->sq_done);
-	if (signal)
-		mroce_cq_push(to_mcq(qp->ibqp.send_cq), &cqe, false, dp);
-}
-
 /* New send WQEs: each becomes a datagram and completes right away. */
 void mroce_ud_doorbell(struct mroce_qp *qp, struct mroce_dp *dp)
 {
@@ -177,7 +151,7 @@ void mroce_ud_doorbell(struct mroce_qp *qp, struct mroce_dp *dp)
 			status = IB_WC_LOC_QP_OP_ERR;
 		else
 			status = mroce_ud_send_one(qp, w, dp);
-		mroce_ud_send_done(qp, status, 0, dp);
+		mroce_wq_send_done(qp, status, MROCE_WC_SEND, 0, dp);
 	}
 }
 

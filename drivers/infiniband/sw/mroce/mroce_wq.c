@@ -175,6 +175,37 @@ void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 	mroce_cq_push(to_mcq(qp->ibqp.recv_cq), cqe, solicited, dp);
 }
 
+/*
+ * Send WR sq_done completed with status: a CQE (wc_opcode, byte_len) when
+ * it was signaled or failed.  Shared by RC, UC and UD.
+ */
+void mroce_wq_send_done(struct mroce_qp *qp, u32 status, u32 wc_opcode,
+			u32 byte_len, struct mroce_dp *dp)
+{
+	const struct mroce_send_wqe *w = mroce_sq_shadow(qp, qp->sq_done);
+	struct mroce_cqe cqe = { };
+	bool signal = status || qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+		      (w->send_flags & MROCE_SEND_SIGNALED);
+
+	if (signal) {
+		cqe.wr_id = w->wr_id;
+		cqe.status = status;
+		cqe.opcode = wc_opcode;
+		cqe.byte_len = byte_len;
+		cqe.qp_num = qp->ibqp.qp_num;
+		cqe.port_num = 1;
+	}
+	qp->sq_done++;
+	/*
+	 * The slot's WQE was read before the provider may reuse it.  Publish
+	 * the free slot before the CQE: a consumer that polls the completion
+	 * and posts again at once must find room in the ring.
+	 */
+	smp_store_release(&qp->sq.ctl->consumer, qp->sq_done);
+	if (signal)
+		mroce_cq_push(to_mcq(qp->ibqp.send_cq), &cqe, false, dp);
+}
+
 /* Complete every posted receive WQE with a flush error. */
 void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp)
 {
