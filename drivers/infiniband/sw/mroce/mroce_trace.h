@@ -141,7 +141,7 @@ TRACE_EVENT_FN(mroce_path_state,
 		__field(u32, rtos)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->up = ev->type == MROCE_EV_PATH_UP;
@@ -166,7 +166,7 @@ TRACE_EVENT_FN(mroce_steer,
 		__field(u8, why)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->old_sport = ev->a;
@@ -195,7 +195,7 @@ TRACE_EVENT_FN(mroce_loss,
 		__field(u32, backoff)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->why = ev->reason;
@@ -224,7 +224,7 @@ TRACE_EVENT_FN(mroce_spurious,
 		__field(u64, reo_extra_ns)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->why = ev->reason;
@@ -249,7 +249,7 @@ TRACE_EVENT_FN(mroce_cwnd,
 		__field(u32, new_cwnd)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = mroce_trace_path(ev->path);
 		__entry->why = ev->reason;
@@ -279,7 +279,7 @@ TRACE_EVENT_FN(mroce_rnr,
 		__field(u32, rounds)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->dir = ev->reason;
@@ -309,7 +309,7 @@ TRACE_EVENT_FN(mroce_conn_error,
 		__field(u32, status)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->why = ev->reason;
 		__entry->syndrome = ev->b;
@@ -334,7 +334,7 @@ DECLARE_EVENT_CLASS(mroce_qp_class,
 		__field(u32, state)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->type = qp->ibqp.qp_type;
 		__entry->state = qp->state;
@@ -366,7 +366,7 @@ TRACE_EVENT(mroce_qp_state,
 		__field(u32, new_state)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->type = qp->ibqp.qp_type;
 		__entry->old_state = old;
@@ -390,7 +390,7 @@ TRACE_EVENT(mroce_qp_error,
 		__field(u32, status)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->old_state = old;
 		__entry->why = why;
