@@ -5,10 +5,12 @@
 # (README, "Kernels").
 #
 #   tools/kernels.sh list               the kernels `build` checks, one a line
-#   tools/kernels.sh build [KREL...]    build rdma_mroce.ko and mroce_ktest.ko
+#   tools/kernels.sh build [--ktap] [KREL...]
+#                                       build rdma_mroce.ko and mroce_ktest.ko
 #                                       against each kernel's headers: "built",
 #                                       "skipped (reason)" or "FAILED" per
-#                                       kernel; fails on an error or a warning
+#                                       kernel (--ktap: as KTAP); fails on an
+#                                       error or a warning
 #   tools/kernels.sh env FLAVOUR|KREL   the variables for booting the testbed
 #                                       on that kernel with the module built
 #                                       for it (selftests/run.sh reads them
@@ -176,19 +178,36 @@ build_one() {
 	echo "$krel: built ($((SECONDS - t0)) s; $out/rdma_mroce.ko, $(modinfo -F vermagic "$out/rdma_mroce.ko" | xargs))"
 }
 
+# cmd_build [--ktap] [KREL...]: --ktap reports each kernel as a KTAP
+# result (tools/check.sh host): skipped ones as SKIP.
 cmd_build() {
-	local krels=("$@") k built=0 skipped=0 failed=0 rc
+	local ktap='' krels k built=0 skipped=0 failed=0 rc line n=0
+	[ "${1:-}" = --ktap ] && { ktap=1; shift; }
+	krels=("$@")
 	[ ${#krels[@]} -gt 0 ] || mapfile -t krels < <(cmd_list)
+	[ -n "$ktap" ] && echo "KTAP version 1"
 	for k in "${krels[@]}"; do
 		rc=0
-		build_one "$k" || rc=$?
+		n=$((n + 1))
+		line=$(build_one "$k") || rc=$?
 		case $rc in
 		0) built=$((built + 1)) ;;
 		77) skipped=$((skipped + 1)) ;;
 		*) failed=$((failed + 1)) ;;
 		esac
+		if [ -z "$ktap" ]; then
+			echo "$line"
+			continue
+		fi
+		echo "# $line"
+		case $rc in
+		0) echo "ok $n module builds against $k" ;;
+		77) echo "ok $n module builds against $k # SKIP ${line#*skipped }" ;;
+		*) echo "not ok $n module builds against $k" ;;
+		esac
 	done
-	echo "kernels: $built built, $skipped skipped, $failed failed"
+	echo "${ktap:+# }kernels: $built built, $skipped skipped, $failed failed"
+	[ -n "$ktap" ] && echo "1..$n"
 	[ "$failed" = 0 ]
 }
 
