@@ -17,11 +17,12 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # installed (a real Debian 12 host), else the newest installed Debian 6.1
 # guest kernel with headers (the QEMU testbed).
 KVER ?= $(shell k=$$(uname -r); if [ -e /lib/modules/$$k/build/Makefile ]; then echo $$k; \
-	else ls -d /lib/modules/6.1.0-*-amd64/build 2>/dev/null | sort -V | tail -1 | cut -d/ -f4; fi)
+	else ls /lib/modules 2>/dev/null | grep -E '^6\.1\.0-[0-9]+-amd64$$' | sort -V | \
+	while read -r k; do [ -e /lib/modules/$$k/build/Makefile ] && echo $$k; done | tail -1; fi)
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all help setup module userspace check check-host check-guest demo install uninstall \
-	clean checkpatch bench fuzz sim check-debug deb check-packages
+	clean checkpatch bench fuzz sim check-debug deb check-packages check-kernels check-rt
 
 all: module userspace
 
@@ -30,6 +31,8 @@ help:
 	@echo "make setup      install missing Debian packages (tools/setup.sh)"
 	@echo "make check      setup + build + every test (host and QEMU guests)"
 	@echo "make check-debug  guest selftests + stress on the KASAN/lockdep/kmemleak debug kernel"
+	@echo "make check-kernels  build the module against every Debian 12 kernel flavour (tools/kernels.sh)"
+	@echo "make check-rt   the guest selftests on Debian's PREEMPT_RT kernel (-rt-amd64)"
 	@echo "make demo       setup + build + boot a guest and show mroce0 in ibv_devinfo"
 	@echo "make install    install rdma_mroce.ko, libmroce-rdmav34.so, mroce.driver, mroce(7), mroce-paths,"
 	@echo "                the Wireshark dissector [DESTDIR= PREFIX=]"
@@ -71,6 +74,19 @@ check-guest: all
 check: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/tools/check.sh all
+
+# The module against every kernel of tools/kernels.sh list (Debian's 6.1
+# ABI as -amd64, -rt-amd64, -cloud-amd64, and its newest 6.12): built,
+# skipped (why) or failed per kernel; a warning fails.  Headers other than
+# the setup's are fetched into $(MROCE_CACHE)/kernels, not installed.
+check-kernels: setup
+	@$(TOP)/tools/kernels.sh build
+
+# The guest selftests on Debian's -rt-amd64 kernel of the same ABI
+# (selftests/run.sh with MROCE_KFLAVOUR=rt; SELFTESTS=... picks tests).
+check-rt: setup
+	@$(MAKE) --no-print-directory userspace
+	@MROCE_KFLAVOUR=rt $(TOP)/selftests/run.sh --out $(BUILD)/check/rt $(SELFTESTS)
 
 # The debug kernel lane (tools/debugkernel/README.md): builds or reuses it,
 # builds the module against it, runs the guest selftests and the stress set.

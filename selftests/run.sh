@@ -16,6 +16,14 @@ if [ "${1:-}" = --out ]; then
 	shift 2
 fi
 mkdir -p "$out"
+# MROCE_KFLAVOUR=rt|cloud|amd64 (or a kernel release, e.g.
+# 6.1.0-57-rt-amd64): boot that Debian kernel instead, with the module built
+# for it (tools/kernels.sh env: fetches the image and headers into the
+# cache, builds into build/kernels/KREL); README, "Kernels".
+if [ -n "${MROCE_KFLAVOUR:-}" ]; then
+	kenv=$("$top/tools/kernels.sh" env "$MROCE_KFLAVOUR") || exit 2
+	while IFS='=' read -r k v; do export "$k=$v"; done <<<"$kenv"
+fi
 # Passed on to the guest: MROCE_STRESS(_ROUNDS), MROCE_VERBS_FUZZ_SECONDS,
 # MROCE_VERBS_FUZZ_SEED, MROCE_VERBS_FUZZ_NO_ROLLBACK (test_verbs_fuzz.sh;
 # MROCE_FUZZ_SECONDS is the host libFuzzer's), MROCE_REREG_TRAFFIC_DEPTH

@@ -95,6 +95,9 @@ if [ "$mode" = all ] || [ "$mode" = host ]; then
 	suite ctest ctest_ktap
 	suite checkpatch "$top/tools/checkpatch.sh"
 	suite install "$top/tests/install/test_install.sh"
+	# The module against every Debian 12 kernel flavour (README,
+	# "Kernels"): about 2 min the first time, seconds afterwards.
+	suite kernels "$top/tools/kernels.sh" build --ktap
 	if [ -x "$top/tests/fuzz/run.sh" ]; then
 		suite fuzz-short "$top/tests/fuzz/run.sh" "${MROCE_FUZZ_SECONDS:-15}"
 	fi

@@ -27,6 +27,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/mroce-abi.h>
 
+#include "mroce_kcompat.h"
+
 #define MROCE_DRV_NAME		"rdma_mroce"
 
 /*

@@ -220,6 +220,19 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&mroce_dev_lock);
 }
 
+#ifdef MROCE_HAVE_CREATE_CQ_BUNDLE
+/* Newer kernels pass the uverbs bundle (mroce_kcompat.h). */
+static int mroce_create_cq_attrs(struct ib_cq *ibcq,
+				 const struct ib_cq_init_attr *attr,
+				 struct uverbs_attr_bundle *attrs)
+{
+	return mroce_create_cq(ibcq, attr, mroce_cq_udata(attrs));
+}
+#define MROCE_CREATE_CQ_OP	mroce_create_cq_attrs
+#else
+#define MROCE_CREATE_CQ_OP	mroce_create_cq
+#endif
+
 static const struct ib_device_ops mroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -236,7 +249,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.counter_unbind_qp = mroce_counter_unbind_qp,
 	.counter_update_stats = mroce_counter_update_stats,
 	.create_ah = mroce_create_ah,
-	.create_cq = mroce_create_cq,
+	.create_cq = MROCE_CREATE_CQ_OP,
 	.create_qp = mroce_create_qp,
 	.create_user_ah = mroce_create_ah,
 	.dealloc_driver = mroce_dealloc_driver,

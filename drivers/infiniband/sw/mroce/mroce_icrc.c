@@ -87,12 +87,12 @@ void mroce_icrc_init(void)
 	kfree(buf);
 	if (c_lib != c_sw) {
 		pr_err("ICRC: crc32c %s and __crc32c_le disagree; using %s\n",
-		       crc32c_impl(), crc32c_impl());
+		       mroce_crc32c_impl(), mroce_crc32c_impl());
 		return;
 	}
 	if (t_sw < t_lib)
 		static_branch_enable(&mroce_crc_tables);
 	pr_info("ICRC: %s (4 KiB: %s %llu ns, tables %llu ns)\n",
-		t_sw < t_lib ? "tables (__crc32c_le)" : crc32c_impl(),
-		crc32c_impl(), t_lib, t_sw);
+		t_sw < t_lib ? "tables (__crc32c_le)" : mroce_crc32c_impl(),
+		mroce_crc32c_impl(), t_lib, t_sw);
 }

@@ -674,7 +674,12 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		 * The caller has interrupts disabled (ib_mad posts so): we
 		 * cannot transmit from here, the timer will.  (Not
 		 * irqs_disabled(): under our own lock that is always true,
-		 * and every doorbell went through the timer.)
+		 * and every doorbell went through the timer.)  On
+		 * PREEMPT_RT flags are always 0: spin_lock_irqsave() leaves
+		 * interrupts on and no caller can have them off (it could not
+		 * take our sleeping lock), so every caller is one with
+		 * interrupts on: we transmit, and completion handlers may
+		 * run, inside the call.
 		 */
 		hrtimer_start(&qp->timer, 0, HRTIMER_MODE_ABS_SOFT);
 		goto out;

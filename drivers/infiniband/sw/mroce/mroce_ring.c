@@ -115,7 +115,7 @@ int mroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 		err = -EPERM;
 		goto out;
 	}
-	vma->vm_flags &= ~VM_MAYEXEC;
+	mroce_vm_flags_clear(vma, VM_MAYEXEC);
 	err = remap_vmalloc_range(vma, me->buf, 0);
 out:
 	rdma_user_mmap_entry_put(entry);

@@ -167,7 +167,7 @@ TRACE_EVENT_FN(mroce_path_state,
 		__field(u32, rtos)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->up = ev->type == MROCE_EV_PATH_UP;
@@ -192,7 +192,7 @@ TRACE_EVENT_FN(mroce_steer,
 		__field(u8, why)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->old_sport = ev->a;
@@ -221,7 +221,7 @@ TRACE_EVENT_FN(mroce_loss,
 		__field(u32, backoff)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->why = ev->reason;
@@ -250,7 +250,7 @@ TRACE_EVENT_FN(mroce_spurious,
 		__field(u64, reo_extra_ns)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->why = ev->reason;
@@ -275,7 +275,7 @@ TRACE_EVENT_FN(mroce_cwnd,
 		__field(u32, new_cwnd)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = mroce_trace_path(ev->path);
 		__entry->why = ev->reason;
@@ -305,7 +305,7 @@ TRACE_EVENT_FN(mroce_rnr,
 		__field(u32, rounds)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->path = ev->path;
 		__entry->dir = ev->reason;
@@ -335,7 +335,7 @@ TRACE_EVENT_FN(mroce_conn_error,
 		__field(u32, status)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->why = ev->reason;
 		__entry->syndrome = ev->b;
@@ -360,7 +360,7 @@ DECLARE_EVENT_CLASS(mroce_qp_class,
 		__field(u32, state)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->type = qp->ibqp.qp_type;
 		__entry->state = qp->state;
@@ -392,7 +392,7 @@ TRACE_EVENT(mroce_qp_state,
 		__field(u32, new_state)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->type = qp->ibqp.qp_type;
 		__entry->old_state = old;
@@ -416,7 +416,7 @@ TRACE_EVENT(mroce_qp_error,
 		__field(u32, status)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->old_state = old;
 		__entry->why = why;
@@ -450,7 +450,7 @@ TRACE_EVENT(mroce_drop,
 		__field(u32, msn)
 	),
 	TP_fast_assign(
-		__assign_str(dev, mroce_trace_dev(qp));
+		mroce_assign_str(dev, mroce_trace_dev(qp));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->type = qp->ibqp.qp_type;
 		__entry->why = why;
