@@ -458,24 +458,22 @@ static int mroce_rc_remote(struct mroce_qp *qp, struct ib_pd *pd, u64 va,
 }
 
 /*
- * The protection domain a request of the peer is checked against.  RC and
- * XRC initiator QPs: their own.  XRC target QPs have none: the request's
- * XRCETH names an XRC SRQ, which must exist in the QP's XRC domain, and
- * its PD is used (IBA 11.5.2: remote accesses through an XRC target use
- * the PD of the XRC SRQ).  The core made sure that every request to a
- * target carries an XRCETH and that no other request does.  NULL: the
- * SRQ number is refused (INV_REQ).
+ * The protection domain a request of the peer is checked against.  RC QPs:
+ * their own.  XRC initiators: none, they serve no request.  XRC targets
+ * have no PD: the request's XRCETH names an XRC SRQ, which must exist in
+ * the QP's XRC domain, and its PD is used, as IB defines for XRC.  The
+ * core made sure that every request to a target carries an XRCETH and
+ * that no other request does.  NULL: the request is refused (INV_REQ).
  */
-static struct ib_pd *mroce_rc_req_pd(struct mroce_qp *qp, bool xrc, u32 srqn,
-				     struct mroce_srq **srqp)
+static struct ib_pd *mroce_rc_req_pd(struct mroce_qp *qp, bool xrc, u32 srqn)
 {
 	struct mroce_srq *srq;
 
+	if (qp->ibqp.qp_type == IB_QPT_XRC_INI)
+		return NULL;
 	if (!qp->xrc_slot)
 		return xrc ? NULL : qp->ibqp.pd;
 	srq = xrc ? mroce_xrc_srq(qp, srqn) : NULL;
-	if (srqp)
-		*srqp = srq;
 	return srq ? srq->ibsrq.pd : NULL;
 }
 
@@ -534,7 +532,7 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 				     MROCE_TO_MR);
 		return err ? -MROCE_SYN_REM_OP : 0;
 	case MROCE_PLACE_WRITE:
-		pd = mroce_rc_req_pd(qp, pl->xrc, pl->xrc_srqn, NULL);
+		pd = mroce_rc_req_pd(qp, pl->xrc, pl->xrc_srqn);
 		if (!pd)
 			return -MROCE_SYN_INV_REQ;
 		return mroce_rc_remote(qp, pd, pl->va + pl->offset, pl->rkey,
@@ -559,8 +557,7 @@ static int mroce_rc_read_check(void *ctx, u64 va, u32 rkey, u32 len)
 	struct mroce_qp *qp = ctx;
 	struct ib_pd *pd;
 
-	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn,
-			     NULL);
+	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn);
 	if (!pd)
 		return -MROCE_SYN_INV_REQ;
 	if (!len)
@@ -577,8 +574,7 @@ static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
 	struct ib_pd *pd;
 	int err;
 
-	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn,
-			     NULL);
+	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn);
 	if (!pd || (va & 7))
 		return -MROCE_SYN_INV_REQ;
 	mr = mroce_mr_lookup(qp->mdev, rkey);
@@ -605,8 +601,7 @@ static int mroce_rc_invalidate(void *ctx, u32 rkey)
 	struct mroce_qp *qp = ctx;
 	struct ib_pd *pd;
 
-	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn,
-			     NULL);
+	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn);
 	if (!pd || mroce_mr_invalidate(qp->mdev, pd, qp->ibqp.qp_num, rkey))
 		return -MROCE_SYN_INV_REQ;
 	atomic64_inc(&qp->mdev->stats.mr_remote_inv);
@@ -721,7 +716,7 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 		 * was checked: NAK the READ (remote access error at the
 		 * requester) instead of answering data.
 		 */
-		pd = mroce_rc_req_pd(qp, tx->src_xrc, tx->src_xrc_srqn, NULL);
+		pd = mroce_rc_req_pd(qp, tx->src_xrc, tx->src_xrc_srqn);
 		if (!pd ||
 		    mroce_rc_remote(qp, pd, tx->src_va, tx->src_rkey, buf + hlen,
 				    plen, IB_ACCESS_REMOTE_READ,
