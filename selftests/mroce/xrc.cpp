@@ -24,12 +24,19 @@
 //   errors     a SEND naming an XRC SRQ of the other domain, or a number
 //              that names no SRQ: IBV_WC_REM_INV_REQ_ERR at the initiator
 //              and no receive taken from any SRQ; a WRITE naming an SRQ
-//              whose PD does not own the region: IBV_WC_REM_ACCESS_ERR.
+//              whose PD does not own the region: IBV_WC_REM_ACCESS_ERR;
+//   hostile    WQEs written straight into an initiator's SQ ring (found as
+//              the new uverbs mapping), past the provider's checks: an SRQ
+//              number above 24 bits, SRQ number 0, a WRITE_WITH_IMM: each
+//              completes with IBV_WC_LOC_QP_OP_ERR, nothing reaches the
+//              target's SRQs.
 //
 // Usage: mroce_xrc DEV_A GID_INDEX_A DEV_B GID_INDEX_B
 // Output is KTAP.  Exit status 0 when every case passed.
 
 #include <infiniband/verbs.h>
+
+#include <rdma/mroce-abi.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -41,12 +48,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "verbs_test.hpp"
+
+// rdma-core's private command helper (IBVERBS_PRIVATE_34): a POST_SEND
+// without work requests is the mroce SQ doorbell.
+extern "C" int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+				 struct ibv_send_wr **bad_wr);
 
 namespace {
 
@@ -573,6 +587,75 @@ void test_errors(Env &e)
 	ktap.result(ok, "errors: the next SEND to SRQ 1 takes its first receive");
 }
 
+// The start addresses of this process's uverbs mappings (its rings).
+std::set<uintptr_t> uverbs_maps()
+{
+	std::set<uintptr_t> s;
+	std::ifstream maps("/proc/self/maps");
+	std::string line;
+	while (std::getline(maps, line))
+		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
+			s.insert(std::stoull(line, nullptr, 16));
+	return s;
+}
+
+// One WQE written by hand into a fresh initiator's SQ ring: its status.
+ibv_wc_status raw_wqe(Env &e, uint32_t opcode, uint32_t srqn)
+{
+	auto before = uverbs_maps();
+	Qp ini = make_ini(e.a, e.cqa.get(), false), tgt = make_tgt(e.b, e.x1.get());
+	if (!ini || !tgt || connect_ini(e.a, ini.get(), e.b, tgt->qp_num) ||
+	    connect_tgt(e.b, tgt.get(), e.a, ini->qp_num))
+		return IBV_WC_GENERAL_ERR;
+	mroce_ring_ctl *sq = nullptr;
+	for (uintptr_t m : uverbs_maps()) {
+		auto *c = reinterpret_cast<mroce_ring_ctl *>(m);
+		if (!before.count(m) && c->entry_size >= 128 && c->entry_size % 64 == 0)
+			sq = c;
+	}
+	if (!sq)
+		return IBV_WC_GENERAL_ERR;
+	uint32_t prod = sq->producer;
+	auto *w = reinterpret_cast<mroce_send_wqe *>(
+		reinterpret_cast<uint8_t *>(sq) + MROCE_RING_CTL_SIZE +
+		size_t(prod & (sq->num_entries - 1)) * sq->entry_size);
+	std::memset(w, 0, sizeof(*w));
+	w->wr_id = 77;
+	w->opcode = opcode;
+	w->send_flags = MROCE_SEND_SIGNALED;
+	w->num_sge = 1;
+	w->xrc_srqn = srqn;
+	w->wr.rdma.remote_addr = e.b.buf.addr();
+	w->wr.rdma.rkey = e.b.mr->rkey;
+	auto *sge = reinterpret_cast<mroce_sge *>(w + 1);
+	sge->addr = e.a.buf.addr();
+	sge->length = 8;
+	sge->lkey = e.a.mr->lkey;
+	__atomic_store_n(&sq->producer, prod + 1, __ATOMIC_RELEASE);
+	ibv_send_wr *bad = nullptr;
+	if (ibv_cmd_post_send(ini.get(), nullptr, &bad))
+		return IBV_WC_GENERAL_ERR;
+	auto wc = poll(e.cqa.get(), 1, 10000);
+	return wc.size() == 1 && wc[0].wr_id == 77 ? wc[0].status : IBV_WC_GENERAL_ERR;
+}
+
+void test_hostile(Env &e)
+{
+	ibv_wc_status st = raw_wqe(e, MROCE_WR_SEND, 0x1000000 | e.n1);
+	ktap.result(st == IBV_WC_LOC_QP_OP_ERR,
+		    "hostile: SRQ number above 24 bits in the WQE: LOC_QP_OP_ERR",
+		    ibv_wc_status_str(st));
+	st = raw_wqe(e, MROCE_WR_SEND, 0);
+	ktap.result(st == IBV_WC_LOC_QP_OP_ERR, "hostile: SRQ number 0 in the WQE: LOC_QP_OP_ERR",
+		    ibv_wc_status_str(st));
+	st = raw_wqe(e, MROCE_WR_RDMA_WRITE_WITH_IMM, e.n1);
+	ktap.result(st == IBV_WC_LOC_QP_OP_ERR,
+		    "hostile: WRITE_WITH_IMM WQE on an initiator: LOC_QP_OP_ERR",
+		    ibv_wc_status_str(st));
+	ktap.result(poll(e.cq1.get(), 1, 300).empty() && poll(e.cq2.get(), 1, 300).empty(),
+		    "hostile: no receive completion on any SRQ's CQ");
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -592,5 +675,6 @@ int main(int argc, char **argv)
 	test_dispatch(e);
 	test_rdma(e);
 	test_errors(e);
+	test_hostile(e);
 	return ktap.finish();
 }
