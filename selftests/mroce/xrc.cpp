@@ -25,6 +25,11 @@
 //              that names no SRQ: IBV_WC_REM_INV_REQ_ERR at the initiator
 //              and no receive taken from any SRQ; a WRITE naming an SRQ
 //              whose PD does not own the region: IBV_WC_REM_ACCESS_ERR;
+//   shared     a file-backed XRC domain opened in two contexts of device
+//              B: a target QP created in the first, opened by number
+//              (ibv_open_qp) in the second, the creator's handle destroyed;
+//              connected and used through the opened handle, a SEND lands
+//              in an XRC SRQ of the second context, bytes checked;
 //   hostile    WQEs written straight into an initiator's SQ ring (found as
 //              the new uverbs mapping), past the provider's checks: an SRQ
 //              number above 24 bits, SRQ number 0, a WRITE_WITH_IMM: each
@@ -116,7 +121,7 @@ Xrcd open_xrcd(Dev &d)
 	return Xrcd(ibv_open_xrcd(d.ctx.get(), &a));
 }
 
-Srq make_xsrq(Dev &d, ibv_xrcd *x, ibv_cq *cq, ibv_pd *pd)
+Srq make_xsrq(ibv_context *ctx, ibv_xrcd *x, ibv_cq *cq, ibv_pd *pd)
 {
 	ibv_srq_init_attr_ex a{};
 	a.attr.max_wr = 64;
@@ -127,7 +132,7 @@ Srq make_xsrq(Dev &d, ibv_xrcd *x, ibv_cq *cq, ibv_pd *pd)
 	a.xrcd = x;
 	a.cq = cq;
 	a.pd = pd;
-	return Srq(ibv_create_srq_ex(d.ctx.get(), &a));
+	return Srq(ibv_create_srq_ex(ctx, &a));
 }
 
 Qp make_ini(Dev &d, ibv_cq *cq, bool ex, uint32_t recv_wr = 0)
@@ -282,9 +287,9 @@ void test_objects(Env &e)
 	e.cq2.reset(ibv_create_cq(e.b.ctx.get(), 256, nullptr, nullptr, 0));
 	if (!e.x1 || !e.x2 || !e.cqa || !e.cq1 || !e.cq2)
 		return;
-	e.s1 = make_xsrq(e.b, e.x1.get(), e.cq1.get(), e.b.pd.get());
-	e.s2 = make_xsrq(e.b, e.x1.get(), e.cq2.get(), e.b.pd.get());
-	e.s3 = make_xsrq(e.b, e.x2.get(), e.cq1.get(), e.b.pd.get());
+	e.s1 = make_xsrq(e.b.ctx.get(), e.x1.get(), e.cq1.get(), e.b.pd.get());
+	e.s2 = make_xsrq(e.b.ctx.get(), e.x1.get(), e.cq2.get(), e.b.pd.get());
+	e.s3 = make_xsrq(e.b.ctx.get(), e.x2.get(), e.cq1.get(), e.b.pd.get());
 	ktap.result(e.s1 && e.s2 && e.s3, "objects: three XRC SRQs", errstr(errno));
 	if (!e.s1 || !e.s2 || !e.s3)
 		return;
@@ -587,6 +592,89 @@ void test_errors(Env &e)
 	ktap.result(ok, "errors: the next SEND to SRQ 1 takes its first receive");
 }
 
+void test_shared(Env &e, const char *bname)
+{
+	char path[] = "/tmp/mroce_xrc_XXXXXX";
+	int fd = mkstemp(path);
+	Context ctx2 = open_device(bname);
+	if (fd < 0 || !ctx2) {
+		ktap.result(false, "shared: a file and a second context", errstr(errno));
+		return;
+	}
+	unlink(path);
+	ibv_xrcd_init_attr xa{};
+	xa.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	xa.fd = fd;
+	xa.oflags = O_CREAT;
+	Xrcd x1(ibv_open_xrcd(e.b.ctx.get(), &xa)), x2(ibv_open_xrcd(ctx2.get(), &xa));
+	Pd pd2(ibv_alloc_pd(ctx2.get()));
+	PageBuf rbuf(4096);
+	Mr mr2(pd2 && rbuf.p ? ibv_reg_mr(pd2.get(), rbuf.p, rbuf.len, IBV_ACCESS_LOCAL_WRITE)
+			      : nullptr);
+	Cq cq2(ibv_create_cq(ctx2.get(), 16, nullptr, nullptr, 0));
+	if (!x1 || !x2 || !mr2 || !cq2) {
+		ktap.result(false, "shared: one domain in two contexts", errstr(errno));
+		close(fd);
+		return;
+	}
+	Srq srq2 = make_xsrq(ctx2.get(), x2.get(), cq2.get(), pd2.get());
+	uint32_t n2 = 0;
+	ktap.result(srq2 && !ibv_get_srq_num(srq2.get(), &n2),
+		    "shared: an XRC SRQ of the second context", errstr(errno));
+	Qp tgt = make_tgt(e.b, x1.get());
+	ibv_qp_open_attr oa{};
+	oa.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	oa.qp_num = tgt ? tgt->qp_num : 0;
+	oa.qp_type = IBV_QPT_XRC_RECV;
+	oa.xrcd = x2.get();
+	Qp opened(tgt ? ibv_open_qp(ctx2.get(), &oa) : nullptr);
+	ktap.result(opened && opened->qp_num == tgt->qp_num,
+		    "shared: ibv_open_qp of the target in a second context", errstr(errno));
+	if (!srq2 || !opened) {
+		close(fd);
+		return;
+	}
+	uint32_t qpn = tgt->qp_num;
+	tgt.reset();	// the opened handle keeps the QP
+	ibv_sge rs{rbuf.addr(), 4096, mr2->lkey};
+	ibv_recv_wr rwr{}, *rbad;
+	rwr.wr_id = 99;
+	rwr.sg_list = &rs;
+	rwr.num_sge = 1;
+	Qp ini = make_ini(e.a, e.cqa.get(), false);
+	bool ok = !ibv_post_srq_recv(srq2.get(), &rwr, &rbad) && ini &&
+		  !connect_ini(e.a, ini.get(), e.b, qpn) &&
+		  !connect_tgt(e.b, opened.get(), e.a, ini->qp_num);
+	ktap.result(ok, "shared: connected through the opened handle", errstr(errno));
+	if (!ok) {
+		close(fd);
+		return;
+	}
+	uint8_t *p = e.a.buf.p + 500 * 1024;
+	for (size_t j = 0; j < 2000; ++j)
+		p[j] = pattern(4242, j);
+	ibv_sge sge{e.a.buf.addr(500 * 1024), 2000, e.a.mr->lkey};
+	ibv_send_wr wr{}, *bad;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.qp_type.xrc.remote_srqn = n2;
+	ok = !ibv_post_send(ini.get(), &wr, &bad);
+	auto sc = poll(e.cqa.get(), 1, 10000);
+	auto rc = poll(cq2.get(), 1, 10000);
+	ok = ok && sc.size() == 1 && sc[0].status == IBV_WC_SUCCESS && rc.size() == 1 &&
+	     rc[0].status == IBV_WC_SUCCESS && rc[0].wr_id == 99 && rc[0].byte_len == 2000 &&
+	     rc[0].qp_num == qpn && std::memcmp(rbuf.p, p, 2000) == 0;
+	ktap.result(ok, "shared: a SEND to the second context's SRQ through the opened target");
+	opened.reset();
+	ini.reset();
+	srq2.reset();
+	x2.reset();
+	x1.reset();
+	close(fd);
+}
+
 // The start addresses of this process's uverbs mappings (its rings).
 std::set<uintptr_t> uverbs_maps()
 {
@@ -675,6 +763,7 @@ int main(int argc, char **argv)
 	test_dispatch(e);
 	test_rdma(e);
 	test_errors(e);
+	test_shared(e, argv[3]);
 	test_hostile(e);
 	return ktap.finish();
 }

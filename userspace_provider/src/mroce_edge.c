@@ -786,6 +786,38 @@ err_destroy:
 	return NULL;
 }
 
+/*
+ * ibv_open_qp: another handle of an XRC target QP of a shared XRC domain
+ * (ib_core keeps the QP until its last handle is closed).  Like the
+ * creator's handle it has no ring.
+ */
+static struct ibv_qp *mroce_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *attr)
+{
+	struct ibv_open_qp cmd;
+	struct ib_uverbs_create_qp_resp resp;
+	struct mroce_qp *qp;
+	int ret;
+
+	if ((attr->comp_mask & IBV_QP_OPEN_ATTR_TYPE) && attr->qp_type != IBV_QPT_XRC_RECV) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_open_qp(context, &qp->vqp, sizeof(qp->vqp), attr, &cmd, sizeof(cmd), &resp,
+			      sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	qp->lim.qp_type = IBV_QPT_XRC_RECV;
+	return &qp->vqp.qp;
+}
+
 static int mroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	struct ibv_modify_qp cmd;
@@ -1170,6 +1202,7 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.create_srq_ex = mroce_create_srq_ex,
 	.get_srq_num = mroce_get_srq_num,
 	.open_xrcd = mroce_open_xrcd,
+	.open_qp = mroce_open_qp,
 	.close_xrcd = mroce_close_xrcd,
 	.modify_srq = mroce_modify_srq,
 	.query_srq = mroce_query_srq,

@@ -121,7 +121,8 @@ struct verbs_context_ops {
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 	mroce_unset_op modify_qp_rate_limit;
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask);
-	mroce_unset_op modify_wq, open_qp;
+	mroce_unset_op modify_wq;
+	struct ibv_qp *(*open_qp)(struct ibv_context *context, struct ibv_qp_open_attr *attr);
 	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
 				      struct ibv_xrcd_init_attr *attr);
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
@@ -228,6 +229,8 @@ static_assert(offsetof(struct verbs_context_ops, create_srq_ex) == 23 * sizeof(v
 	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, get_srq_num) == 41 * sizeof(void *),
 	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, open_qp) == 51 * sizeof(void *),
+	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_context_ops, open_xrcd) == 52 * sizeof(void *),
 	      "verbs_context_ops order");
 static_assert(offsetof(struct verbs_xrcd, handle) == sizeof(struct ibv_xrcd) + 4,
@@ -258,6 +261,7 @@ MROCE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 MROCE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 MROCE_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);
 MROCE_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
+MROCE_CMD(ibv_open_qp, ib_uverbs_open_qp);
 static_assert(sizeof(struct ibv_rereg_mr) == 56, "ibv_rereg_mr layout");
 static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq layout");
 static_assert(sizeof(struct ibv_resize_cq) == 24, "ibv_resize_cq layout");
@@ -319,6 +323,9 @@ int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd, int 
 		      struct ibv_xrcd_init_attr *attr, struct ibv_open_xrcd *cmd, size_t cmd_size,
 		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
 int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp, int vqp_sz,
+		    struct ibv_qp_open_attr *attr, struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
