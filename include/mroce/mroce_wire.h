@@ -60,7 +60,8 @@ enum mroce_opcode {
 #define MROCE_F_SOLICITED	0x0008	/* solicited event on completion */
 #define MROCE_F_RETX		0x0010	/* retransmission (informational) */
 #define MROCE_F_TLP		0x0020	/* tail-loss probe copy */
-#define MROCE_F_VALID_MASK	0x003f	/* any other bit: reject */
+#define MROCE_F_XRC		0x0040	/* an XRCETH follows the extensions */
+#define MROCE_F_VALID_MASK	0x007f	/* any other bit: reject */
 
 /* Destination QPNs are 24 bits. */
 #define MROCE_QPN_MASK		0x00ffffffu
@@ -172,6 +173,18 @@ struct mroce_deth {
 	__be32 src_qpn;		/* top 8 bits zero */
 };
 
+/*
+ * XRC extension, 4 bytes: the requests of an XRC initiator QP (SEND,
+ * SEND_IMM, SEND_INV, WRITE, READ_REQ, CMP_SWAP, FETCH_ADD) carry it,
+ * flagged by MROCE_F_XRC, after every other extension header.  srqn names
+ * the XRC shared receive queue at the target: a SEND takes its receive
+ * WQE from it, and every request is checked against its protection
+ * domain.  The top 8 bits are zero.
+ */
+struct mroce_xrceth {
+	__be32 srqn;
+};
+
 #define MROCE_SACK_BITS		256
 #define MROCE_RNR_TIMER_MAX	31
 #define MROCE_SACK_WORDS	(MROCE_SACK_BITS / 64)
@@ -242,12 +255,14 @@ struct mroce_ack_blk {
 #define MROCE_ATKETH_SIZE	8
 #define MROCE_ACKETH_SIZE	64
 #define MROCE_DETH_SIZE		8
+#define MROCE_XRCETH_SIZE	4
 #define MROCE_ICRC_SIZE		4
 
 /*
  * Extension headers follow the base header in this fixed order, each
  * present exactly when the opcode requires it (mroce_op_ext()):
- * RETH, SETH, IMETH, RRETH, AETH, ATKETH, ACKETH, DETH.
+ * RETH, SETH, IMETH, RRETH, AETH, ATKETH, ACKETH, DETH; then XRCETH
+ * when the flags carry MROCE_F_XRC.
  */
 #define MROCE_EXT_RETH		0x01
 #define MROCE_EXT_SETH		0x02
@@ -257,6 +272,8 @@ struct mroce_ack_blk {
 #define MROCE_EXT_ATKETH	0x20
 #define MROCE_EXT_ACKETH	0x40
 #define MROCE_EXT_DETH		0x80
+/* Not selected by the opcode: present exactly when MROCE_F_XRC is set. */
+#define MROCE_EXT_XRCETH	0x100
 
 /* Smallest and largest packet (without UDP/IP). */
 #define MROCE_MIN_PKT		(MROCE_BTH_SIZE + MROCE_ICRC_SIZE)

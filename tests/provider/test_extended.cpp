@@ -417,8 +417,12 @@ INSTANTIATE_TEST_SUITE_P(
 				   mroce_sqx_rdma_write(q, 7, 0, 1, 0x1000);
 			   }, EOPNOTSUPP},
 		BatchError{"unsupported_op", kAllOps, [](mroce_sqx *q) {
-				   mroce_sqx_unsupported(q);	// send_tso, set_xrc_srqn, ...
+				   mroce_sqx_unsupported(q);	// send_tso, atomic_write
 			   }, EOPNOTSUPP},
+		BatchError{"xrc_srqn_on_rc", kAllOps, [](mroce_sqx *q) {
+				   mroce_sqx_send(q, 7, 0);
+				   mroce_sqx_set_xrc_srqn(q, 5);	// not an XRC QP
+			   }, EINVAL},
 		BatchError{"setter_without_builder", kAllOps, [](mroce_sqx *q) {
 				   mroce_sqx_set_sge(q, 1, 0x2000, 8);
 			   }, EINVAL},
@@ -577,6 +581,22 @@ TEST(QpxCheck, AcceptsWhatTheKernelRuns)
 	EXPECT_EQ(mroce_qpx_check(&a), 0);
 	a.comp_mask = IBV_QP_INIT_ATTR_PD;
 	EXPECT_EQ(mroce_qpx_check(&a), 0);
+	// XRC: an initiator with a PD and RC's operations but WRITE_WITH_IMM,
+	// a target in an XRC domain with nothing else
+	a = qp_attr(IBV_QPT_XRC_SEND);
+	a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
+			   IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	EXPECT_EQ(mroce_qpx_check(&a), 0);
+	a = ibv_qp_init_attr_ex{};
+	a.qp_type = IBV_QPT_XRC_RECV;
+	a.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	a.xrcd = reinterpret_cast<ibv_xrcd *>(uintptr_t(0x300));
+	EXPECT_EQ(mroce_qpx_check(&a), 0);
+	a.cap.max_send_wr = 1;
+	EXPECT_EQ(mroce_qpx_check(&a), EINVAL);		// a target with a send queue
+	a.cap.max_send_wr = 0;
+	a.comp_mask = 0;
+	EXPECT_EQ(mroce_qpx_check(&a), EINVAL);		// a target without a domain
 }
 
 struct QpxBad {
@@ -623,10 +643,15 @@ INSTANTIATE_TEST_SUITE_P(
 			       a.send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_INV; }, EOPNOTSUPP},
 		QpxBad{"uc_all", [](ibv_qp_init_attr_ex &a) {
 			       a.qp_type = IBV_QPT_UC; }, EOPNOTSUPP},
-		QpxBad{"xrc_send", [](ibv_qp_init_attr_ex &a) {
-			       a.qp_type = IBV_QPT_XRC_SEND; }, EOPNOTSUPP},
-		QpxBad{"xrcd", [](ibv_qp_init_attr_ex &a) {
-			       a.comp_mask |= IBV_QP_INIT_ATTR_XRCD; }, EOPNOTSUPP},
+		QpxBad{"xrc_send_write_imm", [](ibv_qp_init_attr_ex &a) {
+			       a.qp_type = IBV_QPT_XRC_SEND;
+			       a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM; }, EOPNOTSUPP},
+		QpxBad{"xrc_send_recv_wr", [](ibv_qp_init_attr_ex &a) {
+			       a.qp_type = IBV_QPT_XRC_SEND;
+			       a.send_ops_flags = IBV_QP_EX_WITH_SEND;
+			       a.cap.max_recv_wr = 1; }, EINVAL},
+		QpxBad{"xrcd_on_rc", [](ibv_qp_init_attr_ex &a) {
+			       a.comp_mask |= IBV_QP_INIT_ATTR_XRCD; }, EINVAL},
 		QpxBad{"tso_header", [](ibv_qp_init_attr_ex &a) {
 			       a.comp_mask |= IBV_QP_INIT_ATTR_MAX_TSO_HEADER; }, EOPNOTSUPP},
 		QpxBad{"rss", [](ibv_qp_init_attr_ex &a) {

@@ -4,7 +4,8 @@
 # tests/wireshark/test_dissector.sh MKPCAP - the Wireshark dissector
 # (tools/wireshark/mroce.lua) against packets built by the protocol core:
 # MKPCAP (mroce_mkpcap) writes one packet of every opcode, an ACK with a
-# SACK and three ACK blocks, and an RNR NAK; tshark must decode them all
+# SACK and three ACK blocks, an RNR NAK and two XRC requests (XRCETH);
+# tshark must decode them all
 # as mroce, with every field and the ICRC as built, and flag the one
 # packet of the --corrupt capture whose payload was damaged.  KTAP output.
 set -uo pipefail
@@ -33,17 +34,17 @@ ts() {	# ts PCAP tshark-args...: fields (tab-separated become /)
 	tshark -X lua_script:"$lua" -r "$f" "$@" 2>>"$tmp/err" | tr '\t' /
 }
 bad='_ws.malformed || _ws.expert.severity >= 0x00600000 || mroce.rsvd.nonzero'
-echo "1..13"
+echo "1..14"
 check "every packet decodes as mroce" \
-	"$(ts "$tmp/ok.pcap" -T fields -e frame.protocols | grep -c ':mroce$')" 19
+	"$(ts "$tmp/ok.pcap" -T fields -e frame.protocols | grep -c ':mroce$')" 21
 check "opcodes in order" \
 	"$(ts "$tmp/ok.pcap" -T fields -e mroce.opcode | tr '\n' ' ')" \
-	"0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x10 0x10 0x11 0x12 0x13 0x14 0x15 0x16 0x17 "
+	"0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0a 0x10 0x10 0x11 0x12 0x13 0x14 0x15 0x16 0x17 0x01 0x06 "
 # the filter itself works: it finds the damaged packet of bad.pcap
 check "no malformed packet, no expert warning or error" \
 	"$(ts "$tmp/ok.pcap" -Y "$bad" -T fields -e frame.number | wc -l)/$(ts "$tmp/bad.pcap" -Y "$bad" -T fields -e frame.number)" "0/4"
 check "every ICRC correct" \
-	"$(ts "$tmp/ok.pcap" -T fields -e mroce.icrc.ok | sort | uniq -c | awk '{print $1 "x" $2}')" "19x1"
+	"$(ts "$tmp/ok.pcap" -T fields -e mroce.icrc.ok | sort | uniq -c | awk '{print $1 "x" $2}')" "21x1"
 check "base header fields" \
 	"$(ts "$tmp/ok.pcap" -Y 'frame.number == 4' -T fields -e mroce.path -e mroce.dqpn -e mroce.psn -e mroce.dsn -e mroce.msn -e mroce.tx_ts -e mroce.flags.first -e mroce.flags.last)" \
 	"3/0x00000123/1000/2000/30/123456/1/0"
@@ -65,6 +66,9 @@ check "atomic and datagram headers" \
 check "UC headers (UC_WRITE_IMM: RETH, SETH, IMETH)" \
 	"$(ts "$tmp/ok.pcap" -Y 'frame.number == 19' -T fields -e mroce.opcode -e mroce.msn -e mroce.reth.va -e mroce.reth.rkey -e mroce.seth.length -e mroce.imeth.imm)" \
 	"0x17/77/0x00007f0000002000/0x00004321/100/0x00000033"
+check "XRC: the XRCETH after the SETH and after the RETH" \
+	"$(ts "$tmp/ok.pcap" -Y 'frame.number >= 20' -T fields -e mroce.flags.xrc -e mroce.seth.length -e mroce.reth.rkey -e mroce.xrceth.srqn | tr '\n' ' ')" \
+	"1/100//0x00abcdef 1//0x00005678/0x00000042 "
 check "a damaged payload fails its ICRC, only there" \
 	"$(ts "$tmp/bad.pcap" -Y 'mroce.icrc.bad' -T fields -e frame.number | tr '\n' ' ')" "4 "
 check "no Lua error" "$(grep -ci 'lua' "$tmp/err")" 0

@@ -208,6 +208,17 @@ int main(int argc, char **argv)
 		p.payload = pl;
 		pkts.push_back(build(p));
 	}
+	/* XRC: a SEND and a READ_REQ of an initiator, with their XRCETH */
+	p = base(MROCE_OP_SEND, FL | MROCE_F_XRC);
+	p.payload = pl;
+	p.payload_len = 100;
+	p.seth = { 8, 100 };
+	p.xrc_srqn = 0xabcdef;
+	pkts.push_back(build(p));
+	p = base(MROCE_OP_READ_REQ, FL | MROCE_F_XRC);
+	p.reth = { 0x7f0000003000ULL, 0x5678, 4096 };
+	p.xrc_srqn = 0x000042;
+	pkts.push_back(build(p));
 
 	if (corrupt)
 		pkts[3][48 + 10] ^= 0x01;	/* the WRITE's payload */

@@ -40,7 +40,10 @@ local EXT = {
 	[0x17] = { "RETH", "SETH", "IMETH" },
 }
 local EXT_LEN = { RETH = 16, SETH = 8, IMETH = 4, RRETH = 8, AETH = 32,
-		  ATKETH = 8, ACKETH = 64, DETH = 8 }
+		  ATKETH = 8, ACKETH = 64, DETH = 8, XRCETH = 4 }
+-- Requests that may carry an XRCETH (flag XRC, 0x0040), after the others.
+local XRC_OK = { [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true,
+		 [0x06] = true, [0x08] = true, [0x09] = true }
 local SYN = { [0] = "ACK", [1] = "RNR", [2] = "REM_ACCESS",
 	      [3] = "INV_REQ", [4] = "REM_OP" }
 local BASE, ICRC, BLK = 32, 4, 56
@@ -55,6 +58,8 @@ f.f_last = ProtoField.bool("mroce.flags.last", "LAST", 16, nil, 0x0004)
 f.f_solicited = ProtoField.bool("mroce.flags.solicited", "SOLICITED", 16, nil, 0x0008)
 f.f_retx = ProtoField.bool("mroce.flags.retx", "RETX", 16, nil, 0x0010)
 f.f_tlp = ProtoField.bool("mroce.flags.tlp", "TLP", 16, nil, 0x0020)
+f.f_xrc = ProtoField.bool("mroce.flags.xrc", "XRC", 16, nil, 0x0040)
+f.xrc_srqn = ProtoField.uint32("mroce.xrceth.srqn", "XRC SRQ number", base.HEX)
 f.path = ProtoField.uint16("mroce.path", "Path")
 f.payload_len = ProtoField.uint16("mroce.payload_len", "Payload length")
 f.adl = ProtoField.uint8("mroce.adl", "ACK delay limit (code: 2^(code-1) us, 0 default)")
@@ -233,6 +238,11 @@ local function ext(tree, tvb, name, off)
 	elseif name == "DETH" then
 		t:add(f.deth_qkey, tvb(off, 4))
 		t:add(f.deth_src_qpn, tvb(off + 4, 4))
+	elseif name == "XRCETH" then
+		t:add(f.xrc_srqn, tvb(off, 4))
+		if tvb(off, 1):uint() ~= 0 then
+			t:add_proto_expert_info(e_malformed, "XRCETH: top 8 bits not zero")
+		end
 	end
 	return t
 end
@@ -255,6 +265,7 @@ function p.dissector(tvb, pinfo, tree)
 	fl:add(f.f_solicited, tvb(2, 2))
 	fl:add(f.f_retx, tvb(2, 2))
 	fl:add(f.f_tlp, tvb(2, 2))
+	fl:add(f.f_xrc, tvb(2, 2))
 	t:add(f.path, tvb(4, 2))
 	t:add(f.payload_len, tvb(6, 2))
 	t:add(f.adl, tvb(8, 1))
@@ -275,8 +286,19 @@ function p.dissector(tvb, pinfo, tree)
 		t:add_proto_expert_info(e_malformed, "unknown version or opcode")
 		return len
 	end
-	local off = BASE
+	local exts = {}
 	for _, e in ipairs(EXT[op]) do
+		exts[#exts + 1] = e
+	end
+	if band(tvb(2, 2):uint(), 0x0040) ~= 0 then
+		if XRC_OK[op] then
+			exts[#exts + 1] = "XRCETH"
+		else
+			t:add_proto_expert_info(e_malformed, "XRC flag on an opcode without an XRCETH")
+		end
+	end
+	local off = BASE
+	for _, e in ipairs(exts) do
 		off = off + EXT_LEN[e]
 	end
 	if off + plen + ICRC ~= len then
@@ -288,9 +310,12 @@ function p.dissector(tvb, pinfo, tree)
 		t:add_proto_expert_info(e_malformed, "adl above 16, or on an ACK or PROBE")
 	end
 	off = BASE
-	for _, e in ipairs(EXT[op]) do
+	for _, e in ipairs(exts) do
 		ext(t, tvb, e, off)
 		off = off + EXT_LEN[e]
+	end
+	if exts[#exts] == "XRCETH" then
+		pinfo.cols.info:append(string.format(" srq 0x%06x", u32(tvb, off - 4)))
 	end
 	if op == 0x10 then
 		local syn = tvb(BASE + 24, 1):uint()

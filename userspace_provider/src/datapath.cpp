@@ -202,6 +202,16 @@ int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
 	default:
 		break;
 	}
+	if (lim.qp_type == IBV_QPT_XRC_SEND) {
+		// Every request names the target's XRC SRQ; the kernel cannot
+		// bind a WRITE_WITH_IMM's receive at an XRC target.
+		if (w.opcode == MROCE_WR_RDMA_WRITE_WITH_IMM)
+			return EOPNOTSUPP;
+		// 0 from ibv_wr_*: ibv_wr_set_xrc_srqn() sets it.
+		w.xrc_srqn = wr.qp_type.xrc.remote_srqn;
+		if (ah_num && !is_local_op(w) && (!w.xrc_srqn || w.xrc_srqn > 0xffffff))
+			return EINVAL;
+	}
 	if (ud && ah_num) {	// without ah_num: ibv_wr_set_ud_addr() sets it
 		if (!wr.wr.ud.ah)
 			return EINVAL;

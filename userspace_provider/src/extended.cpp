@@ -28,6 +28,8 @@ constexpr uint64_t kRcSendOps =
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |
 	IBV_QP_EX_WITH_LOCAL_INV;
+// XRC initiators: RC's, but WRITE_WITH_IMM (no receive binding at the target).
+constexpr uint64_t kXrcSendOps = kRcSendOps & ~uint64_t(IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
 constexpr uint64_t kUcSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
 	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
@@ -120,7 +122,9 @@ public:
 			return fail(e);
 		open_ = true;
 		have_data_ = false;
-		have_addr_ = lim_.qp_type != IBV_QPT_UD;
+		// UD: ibv_wr_set_ud_addr, XRC: ibv_wr_set_xrc_srqn complete the WR.
+		have_addr_ = lim_.qp_type != IBV_QPT_UD &&
+			     (lim_.qp_type != IBV_QPT_XRC_SEND || is_local_op(cur_));
 		if (is_local_op(cur_)) {
 			// No data setter follows (one would fail with EINVAL).
 			cur_.num_sge = 0;
@@ -151,6 +155,20 @@ public:
 		cur_.wr.ud.ah_num = ah_num;
 		cur_.wr.ud.remote_qpn = qpn;
 		cur_.wr.ud.remote_qkey = qkey;
+		have_addr_ = true;
+		if (have_data_)
+			close();
+	}
+
+	// The XRC SRQ of the open WR (XRC initiators).
+	void set_xrc_srqn(uint32_t srqn)
+	{
+		if (!usable())
+			return;
+		if (!open_ || have_addr_ || lim_.qp_type != IBV_QPT_XRC_SEND || !srqn ||
+		    srqn > 0xffffff)
+			return fail(EINVAL);	// no XRC WR open, twice, or a bad number
+		cur_.xrc_srqn = srqn;
 		have_addr_ = true;
 		if (have_data_)
 			close();
@@ -214,7 +232,7 @@ private:
 		}
 		if (open_ && !have_addr_) {
 			open_ = false;
-			fail(EINVAL);	// UD: no ibv_wr_set_ud_addr
+			fail(EINVAL);	// UD, XRC: no ibv_wr_set_ud_addr / set_xrc_srqn
 		}
 	}
 
@@ -330,23 +348,43 @@ extern "C" {
 int mroce_qpx_check(const struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_XRCD;
 	if (attr->comp_mask & ~known)
-		return EOPNOTSUPP;	// XRCD, TSO header, RSS (ind table, rx hash)
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
-		return EINVAL;
+		return EOPNOTSUPP;	// TSO header, RSS (ind table, rx hash)
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
 		return EOPNOTSUPP;
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		// An XRC target: in an XRC domain, no PD, no queue, no CQ; its
+		// receives come from the XRC SRQs its messages name.
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)
+			return EINVAL;
+		if (attr->send_cq || attr->recv_cq || attr->srq || attr->cap.max_send_wr ||
+		    attr->cap.max_send_sge || attr->cap.max_inline_data ||
+		    attr->cap.max_recv_wr || attr->cap.max_recv_sge)
+			return EINVAL;
+		if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+			return EINVAL;
+		return 0;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD)
+		return EINVAL;	// only an XRC target lives in an XRC domain
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD)
+	    attr->qp_type != IBV_QPT_UD && attr->qp_type != IBV_QPT_XRC_SEND)
 		return EOPNOTSUPP;
+	// An XRC initiator only sends: a receive queue, CQ or SRQ is refused.
+	if (attr->qp_type == IBV_QPT_XRC_SEND &&
+	    (attr->recv_cq || attr->srq || attr->cap.max_recv_wr || attr->cap.max_recv_sge))
+		return EINVAL;
 	if (attr->srq)
 		return EOPNOTSUPP;	// SRQs: through ibv_create_qp only, for now
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		// UC has no READ or atomics (IBA table 38): asking for them fails.
-		const uint64_t ok = attr->qp_type == IBV_QPT_RC   ? mroce::kRcSendOps
-				    : attr->qp_type == IBV_QPT_UC ? mroce::kUcSendOps
-								  : mroce::kUdSendOps;
+		const uint64_t ok = attr->qp_type == IBV_QPT_RC	    ? mroce::kRcSendOps
+				    : attr->qp_type == IBV_QPT_XRC_SEND ? mroce::kXrcSendOps
+				    : attr->qp_type == IBV_QPT_UC	    ? mroce::kUcSendOps
+									    : mroce::kUdSendOps;
 		if (attr->send_ops_flags & ~ok)
 			return EOPNOTSUPP;
 	}
@@ -450,6 +488,11 @@ void mroce_sqx_atomic_fetch_add(struct mroce_sqx *sqx, uint64_t wr_id, unsigned 
 	wr.wr.atomic.remote_addr = remote_addr;
 	wr.wr.atomic.compare_add = add;
 	sqx->batch.begin(wr);
+}
+
+void mroce_sqx_set_xrc_srqn(struct mroce_sqx *sqx, uint32_t srqn)
+{
+	sqx->batch.set_xrc_srqn(srqn);
 }
 
 void mroce_sqx_set_ud_addr(struct mroce_sqx *sqx, int have_ah, uint32_t ah_num, uint32_t qpn,

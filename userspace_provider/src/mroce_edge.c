@@ -32,8 +32,8 @@ struct mroce_cq {
 
 struct mroce_qp {
 	struct verbs_qp vqp;		/* first: ibv_qp and ibv_qp_ex */
-	struct mroce_uring *sq;
-	struct mroce_uring *rq;		/* NULL with an SRQ */
+	struct mroce_uring *sq;		/* NULL for an XRC target */
+	struct mroce_uring *rq;		/* NULL with an SRQ, for XRC QPs */
 	struct mroce_qp_limits lim;
 	struct mroce_sqx *sqx;		/* QPs created with send_ops_flags only */
 };
@@ -44,7 +44,7 @@ struct mroce_ah {
 };
 
 struct mroce_srq {
-	struct ibv_srq ibsrq;
+	struct verbs_srq vsrq;		/* first: ibv_srq */
 	struct mroce_uring *ring;
 	struct mroce_qp_limits lim;
 };
@@ -508,6 +508,9 @@ static int mroce_qp_map(struct mroce_qp *qp, int fd, const struct ibv_qp_cap *ca
 	return 0;
 }
 
+static struct ibv_qp *mroce_create_qp_ex(struct ibv_context *context,
+					 struct ibv_qp_init_attr_ex *attr);
+
 static struct ibv_qp *mroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	struct ibv_create_qp cmd;
@@ -518,6 +521,29 @@ static struct ibv_qp *mroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr
 	struct mroce_qp *qp;
 	int ret;
 
+	if (attr->qp_type == IBV_QPT_XRC_SEND) {
+		/*
+		 * ibv_create_qp_ex with comp_mask PD alone comes here: an
+		 * XRC initiator is made as ibv_create_qp_ex makes it.
+		 */
+		struct ibv_qp_init_attr_ex ax;
+		struct ibv_qp *q;
+
+		memset(&ax, 0, sizeof(ax));
+		ax.qp_context = attr->qp_context;
+		ax.send_cq = attr->send_cq;
+		ax.recv_cq = attr->recv_cq;
+		ax.srq = attr->srq;
+		ax.cap = attr->cap;
+		ax.qp_type = attr->qp_type;
+		ax.sq_sig_all = attr->sq_sig_all;
+		ax.comp_mask = IBV_QP_INIT_ATTR_PD;
+		ax.pd = pd;
+		q = mroce_create_qp_ex(pd->context, &ax);
+		if (q)
+			attr->cap = ax.cap;
+		return q;
+	}
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
 	    attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
@@ -664,8 +690,7 @@ static void mroce_wr_set_ud_addr(struct ibv_qp_ex *q, struct ibv_ah *ah, uint32_
 
 static void mroce_wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
 {
-	(void)srqn;
-	mroce_sqx_unsupported(sqx_of(q));
+	mroce_sqx_set_xrc_srqn(sqx_of(q), srqn);
 }
 
 static void mroce_wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr,
@@ -733,6 +758,11 @@ static struct ibv_qp *mroce_create_qp_ex(struct ibv_context *context,
 		return NULL;
 	}
 	attr->cap = kattr.cap;	/* what the kernel granted */
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		/* The kernel made it (shared): no ring, posting to it fails. */
+		qp->lim.qp_type = IBV_QPT_XRC_RECV;
+		return &qp->vqp.qp;
+	}
 	ret = mroce_qp_map(qp, context->cmd_fd, &kattr.cap, attr->qp_type, &resp.drv);
 	if (ret)
 		goto err_destroy;
@@ -754,6 +784,38 @@ err_destroy:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+/*
+ * ibv_open_qp: another handle of an XRC target QP of a shared XRC domain
+ * (ib_core keeps the QP until its last handle is closed).  Like the
+ * creator's handle it has no ring.
+ */
+static struct ibv_qp *mroce_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *attr)
+{
+	struct ibv_open_qp cmd;
+	struct ib_uverbs_create_qp_resp resp;
+	struct mroce_qp *qp;
+	int ret;
+
+	if ((attr->comp_mask & IBV_QP_OPEN_ATTR_TYPE) && attr->qp_type != IBV_QPT_XRC_RECV) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_open_qp(context, &qp->vqp, sizeof(qp->vqp), attr, &cmd, sizeof(cmd), &resp,
+			      sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	qp->lim.qp_type = IBV_QPT_XRC_RECV;
+	return &qp->vqp.qp;
 }
 
 static int mroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
@@ -802,9 +864,9 @@ static int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	 * Sends need RTS (or a later state: in the error state they flush);
 	 * libibverbs keeps ibqp->state from ibv_modify_qp.
 	 */
-	if (ibqp->state < IBV_QPS_RTS) {
+	if (ibqp->state < IBV_QPS_RTS || !qp->sq) {
 		*bad_wr = wr;
-		return EINVAL;
+		return EINVAL;	/* an XRC target has no send queue */
 	}
 	ret = mroce_sq_post(qp->sq, &qp->lim, mroce_ah_num, wr, bad_wr, &queued);
 	if (!queued)
@@ -828,7 +890,7 @@ static int mroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_b
 	unsigned int queued;
 	int ret;
 
-	if (ibqp->state < IBV_QPS_RTS)
+	if (ibqp->state < IBV_QPS_RTS || !qp->sq)
 		return EINVAL;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = mw_bind->wr_id;
@@ -858,6 +920,16 @@ static int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 /* ---- SRQ ------------------------------------------------------------------- */
 
+static int mroce_srq_map(struct mroce_srq *srq, int fd, uint32_t max_sge,
+			 const struct mroce_create_srq_resp *drv)
+{
+	srq->lim.qp_type = IBV_QPT_RC;
+	srq->lim.max_recv_sge = max_sge;
+	srq->ring = mroce_uring_map(fd, drv->mmap_offset, drv->mmap_size, drv->num_entries,
+				    drv->wqe_size);
+	return srq->ring ? 0 : errno;
+}
+
 static struct ibv_srq *mroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	struct ibv_create_srq cmd;
@@ -873,25 +945,120 @@ static struct ibv_srq *mroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_a
 		return NULL;
 	}
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_srq(pd, &srq->ibsrq, attr, &cmd, sizeof(cmd), &resp.core,
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd), &resp.core,
 				 sizeof(resp));
 	if (ret) {
 		free(srq);
 		errno = ret;
 		return NULL;
 	}
-	srq->lim.qp_type = IBV_QPT_RC;
-	srq->lim.max_recv_sge = attr->attr.max_sge;
-	srq->ring = mroce_uring_map(pd->context->cmd_fd, resp.drv.mmap_offset,
-				    resp.drv.mmap_size, resp.drv.num_entries, resp.drv.wqe_size);
-	if (!srq->ring) {
-		ret = errno;
-		ibv_cmd_destroy_srq(&srq->ibsrq);
+	ret = mroce_srq_map(srq, pd->context->cmd_fd, attr->attr.max_sge, &resp.drv);
+	if (ret) {
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
 		free(srq);
 		errno = ret;
 		return NULL;
 	}
-	return &srq->ibsrq;
+	return &srq->vsrq.srq;
+}
+
+/*
+ * ibv_create_srq_ex: basic SRQs as ibv_create_srq, and XRC SRQs (in an
+ * XRC domain, with a CQ, numbered: ibv_get_srq_num); the same ring.
+ */
+static struct ibv_srq *mroce_create_srq_ex(struct ibv_context *context,
+					   struct ibv_srq_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			       IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	struct ibv_create_xsrq cmd;
+	struct {
+		struct ib_uverbs_create_srq_resp core;
+		struct mroce_create_srq_resp drv;
+	} resp;
+	enum ibv_srq_type type = IBV_SRQT_BASIC;
+	struct mroce_srq *srq;
+	int ret;
+
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
+		type = attr->srq_type;
+	if ((attr->comp_mask & ~known) || (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
+		errno = EOPNOTSUPP;	/* tag matching */
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    (type == IBV_SRQT_XRC &&
+	     (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
+	      !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_srq_ex(context, &srq->vsrq, attr, &cmd, sizeof(cmd), &resp.core,
+				    sizeof(resp));
+	if (ret) {
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	ret = mroce_srq_map(srq, context->cmd_fd, attr->attr.max_sge, &resp.drv);
+	if (ret) {
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	return &srq->vsrq.srq;
+}
+
+/* The number a request to an XRC target names (0 for a basic SRQ). */
+static int mroce_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct mroce_srq *srq = to_msrq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
+}
+
+/* ---- XRC domains -------------------------------------------------------- */
+
+static struct ibv_xrcd *mroce_open_xrcd(struct ibv_context *context,
+					struct ibv_xrcd_init_attr *attr)
+{
+	struct ibv_open_xrcd cmd;
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct verbs_xrcd *xrcd = calloc(1, sizeof(*xrcd));
+	int ret;
+
+	if (!xrcd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_open_xrcd(context, xrcd, sizeof(*xrcd), attr, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+static int mroce_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = (struct verbs_xrcd *)ibxrcd;	/* first member */
+	int ret = ibv_cmd_close_xrcd(xrcd);
+
+	if (!ret)
+		free(xrcd);
+	return ret;
 }
 
 struct mroce_srq_modify_args {
@@ -943,7 +1110,7 @@ static int mroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 static int mroce_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct mroce_srq *srq = to_msrq(ibsrq);
-	int ret = ibv_cmd_destroy_srq(ibsrq);
+	int ret = ibv_cmd_destroy_srq(&srq->vsrq.srq);
 
 	if (ret)
 		return ret;
@@ -1032,6 +1199,11 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.post_send = mroce_post_send,
 	.post_recv = mroce_post_recv,
 	.create_srq = mroce_create_srq,
+	.create_srq_ex = mroce_create_srq_ex,
+	.get_srq_num = mroce_get_srq_num,
+	.open_xrcd = mroce_open_xrcd,
+	.open_qp = mroce_open_qp,
+	.close_xrcd = mroce_close_xrcd,
 	.modify_srq = mroce_modify_srq,
 	.query_srq = mroce_query_srq,
 	.destroy_srq = mroce_destroy_srq,

@@ -99,8 +99,10 @@ int mroce_rq_post(struct mroce_uring *rq, const struct mroce_qp_limits *lim,
 
 /*
  * ibv_create_qp_ex attributes mroce can honour: 0, EOPNOTSUPP (a feature the
- * kernel lacks: XRC, RSS, TSO, create flags, SRQ, send ops it cannot
- * execute -- READ and atomics on UC, any send op on UD) or EINVAL (no PD).
+ * kernel lacks: RSS, TSO, create flags, SRQ, send ops it cannot execute --
+ * READ and atomics on UC, any send op on UD, WRITE_WITH_IMM on XRC) or
+ * EINVAL (no PD; an XRC initiator with a receive queue, an XRC target
+ * without an XRC domain or with a queue or CQ).
  */
 int mroce_qpx_check(const struct ibv_qp_init_attr_ex *attr);
 
@@ -141,7 +143,9 @@ void mroce_sqx_bind_mw(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags
 		       struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info);
 void mroce_sqx_local_inv(struct mroce_sqx *sqx, uint64_t wr_id, unsigned int flags,
 			 uint32_t invalidate_rkey);
-/* send_tso, set_xrc_srqn, atomic_write. */
+/* XRC initiators: the target's XRC SRQ of the open WR (ibv_wr_set_xrc_srqn). */
+void mroce_sqx_set_xrc_srqn(struct mroce_sqx *sqx, uint32_t srqn);
+/* send_tso, atomic_write. */
 void mroce_sqx_unsupported(struct mroce_sqx *sqx);
 /* ibv_wr_set_ud_addr: ah_num is read only when have_ah. */
 void mroce_sqx_set_ud_addr(struct mroce_sqx *sqx, int have_ah, uint32_t ah_num, uint32_t qpn,

@@ -85,7 +85,8 @@ struct verbs_context_ops {
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	mroce_unset_op alloc_td, async_event, attach_counters_point_flow, attach_mcast;
 	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
-	mroce_unset_op close_xrcd, cq_event;
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	mroce_unset_op cq_event;
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	mroce_unset_op create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -98,7 +99,9 @@ struct verbs_context_ops {
 				       struct ibv_qp_init_attr_ex *attr);
 	mroce_unset_op create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
-	mroce_unset_op create_srq_ex, create_wq;
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+					 struct ibv_srq_init_attr_ex *attr);
+	mroce_unset_op create_wq;
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	mroce_unset_op dealloc_td;
@@ -112,12 +115,16 @@ struct verbs_context_ops {
 	int (*destroy_srq)(struct ibv_srq *srq);
 	mroce_unset_op destroy_wq, detach_mcast;
 	void (*free_context)(struct ibv_context *context);
-	mroce_unset_op free_dm, get_srq_num, import_dm, import_mr, import_pd, modify_cq,
-		modify_flow_action_esp;
+	mroce_unset_op free_dm;
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	mroce_unset_op import_dm, import_mr, import_pd, modify_cq, modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 	mroce_unset_op modify_qp_rate_limit;
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask);
-	mroce_unset_op modify_wq, open_qp, open_xrcd;
+	mroce_unset_op modify_wq;
+	struct ibv_qp *(*open_qp)(struct ibv_context *context, struct ibv_qp_open_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+				      struct ibv_xrcd_init_attr *attr);
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
@@ -161,6 +168,22 @@ struct verbs_qp {
 };
 #define MROCE_VERBS_QP_EX	(1u << 1)	/* VERBS_QP_EX */
 
+/* An XRC domain; handle is the uverbs object's. */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
+
+/* An SRQ; ibv_cmd_create_srq_ex() fills srq_type, xrcd, cq and srq_num. */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
+
 /* A CQ: ibv_cq_ex_to_cq() is a cast, the two share their first members. */
 struct verbs_cq {
 	union {
@@ -200,6 +223,20 @@ static_assert(offsetof(struct verbs_context_ops, create_qp_ex) == 20 * sizeof(vo
 static_assert(offsetof(struct verbs_context_ops, query_rt_values) == 63 * sizeof(void *),
 	      "verbs_context_ops order");
 static_assert(sizeof(struct verbs_context) == 648, "verbs_context layout");
+static_assert(offsetof(struct verbs_context_ops, close_xrcd) == 11 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, create_srq_ex) == 23 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, get_srq_num) == 41 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, open_qp) == 51 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_context_ops, open_xrcd) == 52 * sizeof(void *),
+	      "verbs_context_ops order");
+static_assert(offsetof(struct verbs_xrcd, handle) == sizeof(struct ibv_xrcd) + 4,
+	      "verbs_xrcd layout");
+static_assert(offsetof(struct verbs_srq, srq_num) == sizeof(struct ibv_srq) + 24,
+	      "verbs_srq layout");
 
 /* Write-command buffers: the uverbs header then the core payload; driver
  * data follows in the caller's buffer and is sized by cmd_size. */
@@ -222,6 +259,9 @@ MROCE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 MROCE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 MROCE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 MROCE_CMD(ibv_query_srq, ib_uverbs_query_srq);
+MROCE_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);
+MROCE_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
+MROCE_CMD(ibv_open_qp, ib_uverbs_open_qp);
 static_assert(sizeof(struct ibv_rereg_mr) == 56, "ibv_rereg_mr layout");
 static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq layout");
 static_assert(sizeof(struct ibv_resize_cq) == 24, "ibv_resize_cq layout");
@@ -275,6 +315,17 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int s
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex, struct ibv_create_xsrq *cmd,
+			  size_t cmd_size, struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd, int vxrcd_size,
+		      struct ibv_xrcd_init_attr *attr, struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp, int vqp_sz,
+		    struct ibv_qp_open_attr *attr, struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);

@@ -164,7 +164,7 @@ struct mroce_send_wqe {
 	__be32 imm_data;	/* or invalidate rkey */
 	__u32 num_sge;
 	__u32 inline_len;
-	__u32 rsvd0;
+	__u32 xrc_srqn;		/* XRC_SEND QPs: the target's XRC SRQ */
 	union {
 		struct {
 			__aligned_u64 remote_addr;

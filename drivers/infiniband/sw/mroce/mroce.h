@@ -268,6 +268,14 @@ struct mroce_dev {
 	u32 mr_next;
 	struct xarray ah_xa;		/* ah_num -> struct mroce_ah_entry */
 	u32 ah_next;
+	/*
+	 * XRC SRQ number -> struct mroce_srq (XRC SRQs only; numbers from
+	 * 1, so 0 names none).  An SRQ is published once created and
+	 * erased by destroy_srq, which then waits for an RCU grace period:
+	 * the datapath looks SRQ numbers from the wire up under RCU.
+	 */
+	struct xarray srq_xa;
+	u32 srq_next;
 
 	struct mroce_obj_counts live;
 	struct mroce_dev_stats stats;
@@ -283,6 +291,14 @@ struct mroce_ucontext {
 struct mroce_pd {
 	struct ib_pd ibpd;
 	bool user;			/* created through uverbs */
+};
+
+/*
+ * An XRC domain: nothing of its own.  ib_core counts its users and keeps
+ * its target QPs; XRC SRQs and target QPs compare their ib_xrcd pointers.
+ */
+struct mroce_xrcd {
+	struct ib_xrcd ibxrcd;
 };
 
 /*
@@ -389,6 +405,7 @@ struct mroce_srq {
 	u32 limit;			/* armed limit, 0 when not armed */
 	u32 max_sge;
 	bool user;
+	u32 srqn;			/* XRC SRQs: key in srq_xa; else 0 */
 };
 
 enum mroce_mr_type {
@@ -592,6 +609,14 @@ struct mroce_qp {
 	u32 ud_seq;			/* UD: datagrams sent (PSN) */
 	struct mroce_uc *uc;		/* UC: datapath state (mroce_uc.c) */
 	/*
+	 * XRC target QPs (mroce_wq.c): the XRC domain (ib_core sets
+	 * ibqp.xrcd only after create_qp), and for each of the
+	 * MROCE_SRQ_BIND slots of the receive shadow the number of the XRC
+	 * SRQ its WQE was taken from, 0 while unbound.  Under lock.
+	 */
+	struct ib_xrcd *xrcd;
+	u32 *xrc_slot;
+	/*
 	 * RC, under lock: what the QP's earlier connections counted (a QP
 	 * taken back through RESET starts a new one at RTR, which zeroes
 	 * the core's counters), so its totals never go backwards.  From the
@@ -661,6 +686,20 @@ static inline struct mroce_srq *to_msrq(struct ib_srq *srq)
 static inline struct mroce_qp *to_mqp(struct ib_qp *qp)
 {
 	return container_of(qp, struct mroce_qp, ibqp);
+}
+
+/*
+ * QPs that run the reliable-connection transport: RC, and the two halves
+ * of XRC (an initiator sends, a target receives through XRC SRQs).
+ */
+static inline bool mroce_qpt_is_rc(enum ib_qp_type t)
+{
+	return t == IB_QPT_RC || t == IB_QPT_XRC_INI || t == IB_QPT_XRC_TGT;
+}
+
+static inline bool mroce_qp_is_rc(const struct mroce_qp *qp)
+{
+	return mroce_qpt_is_rc(qp->ibqp.qp_type);
 }
 
 static inline struct mroce_mmap_entry *
@@ -775,6 +814,9 @@ int mroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
 bool mroce_srq_take(struct mroce_srq *srq, void *wqe, u32 size,
 		    struct mroce_dp *dp);
+struct mroce_srq *mroce_xrc_srq(struct mroce_qp *qp, u32 srqn);
+int mroce_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int mroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
 /* mroce_mem.c: memory regions as the datapath sees them (RCU held). */
 enum mroce_copy_dir {
@@ -843,6 +885,9 @@ u32 mroce_wq_avail(struct mroce_qp *qp, struct mroce_ring *ring, u32 done,
 		   u32 next);
 void mroce_wq_rq_ingest(struct mroce_qp *qp);
 bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp);
+int mroce_wq_bind_xrc(struct mroce_qp *qp, u32 idx, u32 srqn,
+		      struct mroce_srq **srqp, struct mroce_dp *dp);
+bool mroce_wq_xrc_bound(struct mroce_qp *qp, u32 idx);
 void mroce_wq_rq_flush(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 			bool solicited, struct mroce_dp *dp);

@@ -279,15 +279,48 @@ static void mroce_cqe_to_wc(struct mroce_dev *mdev,
  * read under the CQ lock, so ts_raw follows the ring order, and a CQ
  * without timestamps gets zeroes.
  */
+/*
+ * Leave cq's completion handler (or, with err, its CQ_ERR event) for
+ * mroce_dp_finish().  A step of a QP touches its send and receive CQs,
+ * which dp holds; an XRC target completes into the CQs of any number of
+ * XRC SRQs.  Those are always user CQs (kernel XRC SRQs are refused),
+ * whose handlers are uverbs' (a spinlock and a wakeup, no call back into
+ * the driver), so once dp is full they are called here, under the QP's
+ * lock.
+ */
+static void mroce_dp_note_cq(struct mroce_dp *dp, struct mroce_cq *cq,
+			     bool err)
+{
+	struct ib_event ev;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(dp->notify); i++)
+		if (!dp->notify[i] || dp->notify[i] == cq) {
+			dp->notify[i] = cq;
+			dp->cq_err[i] |= err;
+			return;
+		}
+	if (WARN_ON_ONCE(!cq->user))
+		return;
+	if (!err) {
+		if (cq->ibcq.comp_handler)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	} else if (cq->ibcq.event_handler) {
+		ev.device = cq->ibcq.device;
+		ev.element.cq = &cq->ibcq;
+		ev.event = IB_EVENT_CQ_ERR;
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+}
+
 void mroce_cq_push(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		   bool solicited, struct mroce_dp *dp)
 {
 	struct mroce_ring *ring = &cq->ring;
 	struct mroce_cqe *slot;
 	unsigned long flags;
-	bool fire = false;
+	bool fire = false, err = false;
 	u32 cons;
-	int i;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (cq->overflow)
@@ -296,12 +329,7 @@ void mroce_cq_push(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 	cons = smp_load_acquire(&ring->ctl->consumer);
 	if (cq->prod - cons >= ring->num_entries) {
 		cq->overflow = true;
-		for (i = 0; i < 2; i++)
-			if (!dp->notify[i] || dp->notify[i] == cq) {
-				dp->notify[i] = cq;
-				dp->cq_err[i] = true;
-				break;
-			}
+		err = true;
 		goto out;
 	}
 	slot = mroce_cq_slot(ring, cq->prod);
@@ -323,13 +351,8 @@ void mroce_cq_push(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 	}
 out:
 	spin_unlock_irqrestore(&cq->lock, flags);
-	if (!fire)
-		return;
-	for (i = 0; i < 2; i++)
-		if (!dp->notify[i] || dp->notify[i] == cq) {
-			dp->notify[i] = cq;
-			break;
-		}
+	if (fire || err)
+		mroce_dp_note_cq(dp, cq, err);
 }
 
 /* Kernel CQs only (uverbs POLL_CQ is not enabled). Any context. */

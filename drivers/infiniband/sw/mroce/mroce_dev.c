@@ -57,13 +57,15 @@ static int mroce_query_device(struct ib_device *ibdev,
 	 * MEM_MGT_EXTENSIONS: fast-register regions, IB_WR_REG_MR,
 	 * IB_WR_LOCAL_INV and remote invalidation, for kernel QPs (the
 	 * provider masks it: userspace cannot fast-register).  Memory
-	 * windows of type 1 and 2B for user QPs (mroce_mw.c).
+	 * windows of type 1 and 2B for user QPs (mroce_mw.c).  XRC
+	 * domains, SRQs and QPs (mroce_srq.c, mroce_wq.c).
 	 */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 IB_DEVICE_XRC;
 	attr->max_fast_reg_page_list_len = MROCE_MAX_FRPL;
 	attr->max_pi_fast_reg_page_list_len = 0;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
@@ -204,6 +206,7 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&mdev->qp_xa);
 	xa_destroy(&mdev->mr_xa);
 	xa_destroy(&mdev->ah_xa);
+	xa_destroy(&mdev->srq_xa);
 	if (mdev->mnet)
 		mroce_net_put(mdev->mnet);
 	mdev->mnet = NULL;
@@ -242,6 +245,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.alloc_mr = mroce_alloc_mr,
 	.alloc_mw = mroce_alloc_mw,
 	.alloc_pd = mroce_alloc_pd,
+	.alloc_xrcd = mroce_alloc_xrcd,
 	.alloc_ucontext = mroce_alloc_ucontext,
 	.counter_alloc_stats = mroce_counter_alloc_stats,
 	.counter_bind_qp = mroce_counter_bind_qp,
@@ -255,6 +259,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.dealloc_driver = mroce_dealloc_driver,
 	.dealloc_mw = mroce_dealloc_mw,
 	.dealloc_pd = mroce_dealloc_pd,
+	.dealloc_xrcd = mroce_dealloc_xrcd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
 	.dereg_mr = mroce_dereg_mr,
 	.destroy_ah = mroce_destroy_ah,
@@ -296,6 +301,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, mroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mroce_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, mroce_xrcd, ibxrcd),
 };
 
 /*
@@ -355,6 +361,7 @@ int mroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&mdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&mdev->gone_qps.lock);
 	mroce_hwc_init(mdev);
 	mdev->ndev = ndev;

@@ -256,7 +256,7 @@ void mroce_hwc_qp_erase(struct mroce_dev *mdev, struct mroce_qp *qp)
 	int i;
 
 	mutex_lock(&mdev->hwc.lock);
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
+	if (mroce_qp_is_rc(qp)) {
 		memset(&now, 0, sizeof(now));
 		spin_lock_irqsave(&qp->lock, flags);
 		mroce_hwc_qp_add(qp, &now);
@@ -281,7 +281,7 @@ void mroce_hwc_qp_final(struct mroce_dev *mdev, struct mroce_qp *qp)
 	struct mroce_rc_counts rest = {};
 	unsigned long flags;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (!mroce_qp_is_rc(qp))
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
 	mroce_hwc_qp_add(qp, &rest);
@@ -320,7 +320,7 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	sum = mdev->hwc.gone;
 	rcu_read_lock();
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
-		if (qp->ibqp.qp_type != IB_QPT_RC)
+		if (!mroce_qp_is_rc(qp))
 			continue;
 		memset(&t, 0, sizeof(t));
 		spin_lock_irqsave(&qp->lock, flags);
@@ -363,7 +363,7 @@ static void mroce_hwc_qp_total(struct mroce_qp *qp, struct mroce_rc_counts *t)
 	unsigned long flags;
 
 	memset(t, 0, sizeof(*t));
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (!mroce_qp_is_rc(qp))
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
 	mroce_hwc_qp_add(qp, t);

@@ -64,12 +64,37 @@ static int mroce_qp_check_init(struct mroce_dev *mdev,
 		if (udata || init->port_num != 1)
 			return -EINVAL;
 		break;
+	case IB_QPT_XRC_INI:
+		/*
+		 * Sends only, from user QPs: a kernel ib_send_wr cannot name
+		 * the target's XRC SRQ.  No receive queue of any kind.
+		 */
+		if (!udata)
+			return -EOPNOTSUPP;
+		if (init->recv_cq || init->srq || init->cap.max_recv_wr ||
+		    init->cap.max_recv_sge)
+			return -EINVAL;
+		break;
+	case IB_QPT_XRC_TGT:
+		/*
+		 * ib_core creates the target QP itself (no udata) in an XRC
+		 * domain and hands out shared handles: no send queue, no CQ,
+		 * receives from the XRC SRQs each message names.
+		 */
+		if (!init->xrcd || init->send_cq || init->recv_cq ||
+		    init->srq || init->cap.max_send_wr ||
+		    init->cap.max_send_sge || init->cap.max_inline_data ||
+		    init->cap.max_recv_wr || init->cap.max_recv_sge)
+			return -EINVAL;
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
 	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
-	if (!init->send_cq || !init->recv_cq)
+	if (init->qp_type != IB_QPT_XRC_TGT &&
+	    (!init->send_cq ||
+	     (!init->recv_cq && init->qp_type != IB_QPT_XRC_INI)))
 		return -EINVAL;
 	if (cap->max_send_wr > MROCE_MAX_QP_WR ||
 	    cap->max_recv_wr > MROCE_MAX_QP_WR ||
@@ -100,7 +125,7 @@ static enum hrtimer_restart mroce_qp_timer(struct hrtimer *t)
 	mroce_dp_init(&dp);
 	rcu_read_lock();
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
+	if (mroce_qp_is_rc(qp)) {
 		mroce_rc_timer(qp, &dp);
 	} else if (qp->ibqp.qp_type == IB_QPT_UC) {
 		mroce_uc_doorbell(qp, &dp);
@@ -154,6 +179,27 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qp->rq.num_entries = MROCE_SRQ_BIND;
 		qp->rq.entry_size = to_msrq(init->srq)->ring.entry_size;
 		rq_wqe = qp->rq.entry_size;
+	} else if (init->qp_type == IB_QPT_XRC_TGT) {
+		/*
+		 * No ring: the shadow binds WQEs of any XRC SRQ of the
+		 * domain, so its slots hold the largest receive WQE.
+		 */
+		memset(&qp->rq, 0, sizeof(qp->rq));
+		qp->rq.num_entries = MROCE_SRQ_BIND;
+		qp->rq.entry_size = MROCE_RECV_WQE_HDR +
+				    MROCE_MAX_SGE * sizeof(struct mroce_sge);
+		rq_wqe = qp->rq.entry_size;
+		qp->xrcd = init->xrcd;
+		qp->xrc_slot = kcalloc(MROCE_SRQ_BIND, sizeof(u32),
+				       GFP_KERNEL);
+		if (!qp->xrc_slot) {
+			err = -ENOMEM;
+			goto err_sq;
+		}
+	} else if (init->qp_type == IB_QPT_XRC_INI) {
+		/* No receive queue: a SEND to it is refused (INV_REQ). */
+		memset(&qp->rq, 0, sizeof(qp->rq));
+		rq_wqe = MROCE_RECV_WQE_HDR;
 	} else {
 		err = mroce_ring_alloc(mdev, &qp->rq, init->cap.max_recv_wr,
 				       rq_wqe, ibuc);
@@ -163,11 +209,13 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	/* Grant what the slots can hold, within the device limits. */
 	qp->cap.max_send_wr = qp->sq.num_entries;
-	qp->cap.max_recv_wr = init->srq ? 0 : qp->rq.num_entries;
+	qp->cap.max_recv_wr = init->srq || qp->xrc_slot ? 0 :
+			      qp->rq.num_entries;
 	qp->cap.max_send_sge = min_t(u32, MROCE_MAX_SGE,
 				     (sq_wqe - MROCE_SEND_WQE_HDR) /
 				     sizeof(struct mroce_sge));
-	qp->cap.max_recv_sge = init->srq ? 0 :
+	qp->cap.max_recv_sge = init->srq || !qp->rq.num_entries ||
+			       qp->xrc_slot ? 0 :
 			       min_t(u32, MROCE_MAX_SGE,
 				     (rq_wqe - MROCE_RECV_WQE_HDR) /
 				     sizeof(struct mroce_sge));
@@ -202,7 +250,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = mroce_wq_alloc(qp);
 	if (err)
 		goto err_xa;
-	if (init->qp_type == IB_QPT_RC)
+	if (mroce_qpt_is_rc(init->qp_type))
 		err = mroce_rc_create(qp);
 	else if (init->qp_type == IB_QPT_UC)
 		err = mroce_uc_create(qp);
@@ -241,6 +289,8 @@ err_xa:
 err_rq:
 	mroce_ring_free(mdev, &qp->rq);
 err_sq:
+	kfree(qp->xrc_slot);
+	qp->xrc_slot = NULL;
 	mroce_ring_free(mdev, &qp->sq);
 	mroce_dbg(mdev, "create_qp: type %d failed: %d\n", init->qp_type, err);
 	return err;
@@ -274,6 +324,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mroce_rc_destroy(qp);
 	mroce_uc_destroy(qp);
 	mroce_wq_free(qp);
+	kfree(qp->xrc_slot);
 	mroce_ring_free(mdev, &qp->rq);
 	mroce_ring_free(mdev, &qp->sq);
 	mroce_obj_dec(mdev, MROCE_OBJ_QP, qp->user);
@@ -362,7 +413,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EOPNOTSUPP;	/* no driver-specific modify data */
 
 	/* Resolve the AV before taking the lock; it does not sleep either. */
-	if ((mask & IB_QP_AV) && (ibqp->qp_type == IB_QPT_RC ||
+	if ((mask & IB_QP_AV) && (mroce_qpt_is_rc(ibqp->qp_type) ||
 				  ibqp->qp_type == IB_QPT_UC)) {
 		err = mroce_av_from_attr(mdev, &av, &attr->ah_attr);
 		if (err)
@@ -398,7 +449,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
 	if (mask & IB_QP_AV) {
-		if (ibqp->qp_type == IB_QPT_RC ||
+		if (mroce_qpt_is_rc(ibqp->qp_type) ||
 		    ibqp->qp_type == IB_QPT_UC) {
 			qp->av = av;
 			qp->av_valid = true;
@@ -438,7 +489,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			mroce_dbg(mdev, "QP %u: state %d -> %d\n", ibqp->qp_num,
 				  cur, next);
 			rcu_read_lock();
-			if (ibqp->qp_type == IB_QPT_RC)
+			if (mroce_qpt_is_rc(ibqp->qp_type))
 				mroce_rc_modify(qp, cur, next, &dp);
 			else if (ibqp->qp_type == IB_QPT_UC)
 				mroce_uc_modify(qp, cur, next, &dp);
@@ -652,6 +703,10 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	if (qp->xrc_slot) {
+		*bad_wr = wr;
+		return -EINVAL;		/* an XRC target has no send queue */
+	}
 	mroce_dp_init(&dp);
 	rcu_read_lock();
 	spin_lock_irqsave(&qp->lock, flags);
@@ -684,7 +739,7 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		hrtimer_start(&qp->timer, 0, HRTIMER_MODE_ABS_SOFT);
 		goto out;
 	}
-	if (ibqp->qp_type == IB_QPT_RC)
+	if (mroce_qpt_is_rc(ibqp->qp_type))
 		mroce_rc_doorbell(qp, &dp);
 	else if (ibqp->qp_type == IB_QPT_UC)
 		mroce_uc_doorbell(qp, &dp);
@@ -744,9 +799,9 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	if (qp->user)
 		return 0;
-	if (ibqp->srq) {
+	if (ibqp->srq || qp->xrc_slot) {
 		*bad_wr = wr;
-		return -EINVAL;	/* receives go to the SRQ */
+		return -EINVAL;	/* receives go to the (XRC) SRQ */
 	}
 
 	spin_lock_irqsave(&qp->lock, flags);

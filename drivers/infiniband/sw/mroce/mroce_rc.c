@@ -285,6 +285,18 @@ u32 mroce_rc_wqe_to_wr(struct mroce_qp *qp,
 		wr->compare_add = w->wr.atomic.compare_add;
 		break;
 	}
+	if (qp->ibqp.qp_type == IB_QPT_XRC_INI) {
+		/*
+		 * Every request names the target's XRC SRQ (XRCETH).  A
+		 * WRITE_WITH_IMM cannot: its receive WQE is bound at
+		 * completion, where no NAK can refuse a bad SRQ number.
+		 */
+		if (w->opcode == MROCE_WR_RDMA_WRITE_WITH_IMM ||
+		    !w->xrc_srqn || w->xrc_srqn > MROCE_MAX_QPN)
+			return IB_WC_LOC_QP_OP_ERR;
+		wr->xrc = true;
+		wr->xrc_srqn = w->xrc_srqn;
+	}
 	return 0;
 }
 
@@ -407,8 +419,9 @@ static void mroce_rc_sq_ingest(struct mroce_qp *qp, u64 now,
  * bytes in direction dir in the same check (mroce_mr_xfer()).  Returns 0
  * or -MROCE_SYN_REM_ACCESS.
  */
-static int mroce_rc_remote(struct mroce_qp *qp, u64 va, u32 rkey, void *buf,
-			   u32 len, int access, enum mroce_copy_dir dir)
+static int mroce_rc_remote(struct mroce_qp *qp, struct ib_pd *pd, u64 va,
+			   u32 rkey, void *buf, u32 len, int access,
+			   enum mroce_copy_dir dir)
 {
 	struct mroce_mr *mr = mroce_mr_lookup(qp->mdev, rkey);
 	int err;
@@ -416,18 +429,65 @@ static int mroce_rc_remote(struct mroce_qp *qp, u64 va, u32 rkey, void *buf,
 	if (!mr || mr->type == MROCE_MR_DMA || !(qp->access_flags & access))
 		return -MROCE_SYN_REM_ACCESS;
 	if (buf)
-		err = mroce_mr_xfer(mr, rkey, qp->ibqp.pd, qp->ibqp.qp_num, va,
+		err = mroce_mr_xfer(mr, rkey, pd, qp->ibqp.qp_num, va,
 				    buf, len, access, dir);
 	else
-		err = mroce_mr_check(mr, rkey, qp->ibqp.pd, qp->ibqp.qp_num,
+		err = mroce_mr_check(mr, rkey, pd, qp->ibqp.qp_num,
 				     va, len, access);
 	return err ? -MROCE_SYN_REM_ACCESS : 0;
+}
+
+/*
+ * The protection domain a request of the peer is checked against.  RC QPs:
+ * their own.  XRC initiators: none, they serve no request.  XRC targets
+ * have no PD: the request's XRCETH names an XRC SRQ, which must exist in
+ * the QP's XRC domain, and its PD is used, as IB defines for XRC.  The
+ * core made sure that every request to a target carries an XRCETH and
+ * that no other request does.  NULL: the request is refused (INV_REQ).
+ */
+static struct ib_pd *mroce_rc_req_pd(struct mroce_qp *qp, bool xrc, u32 srqn)
+{
+	struct mroce_srq *srq;
+
+	if (qp->ibqp.qp_type == IB_QPT_XRC_INI)
+		return NULL;
+	if (!qp->xrc_slot)
+		return xrc ? NULL : qp->ibqp.pd;
+	srq = xrc ? mroce_xrc_srq(qp, srqn) : NULL;
+	return srq ? srq->ibsrq.pd : NULL;
+}
+
+/*
+ * A SEND segment to an XRC target: receive WQE idx comes from the XRC SRQ
+ * the message names (bound by its first arriving packet, in any order,
+ * mroce_wq_bind_xrc()) and is filled through the SRQ's PD.
+ */
+static int mroce_rc_place_xrc(struct mroce_qp *qp, u32 idx,
+			      const struct mroce_place *pl)
+{
+	struct mroce_recv_wqe *rw;
+	struct mroce_srq *srq;
+	s64 room;
+	int err;
+
+	err = mroce_wq_bind_xrc(qp, idx, pl->xrc_srqn, &srq, qp->rc_dp);
+	if (err)
+		return err;
+	rw = mroce_rq_shadow(qp, idx);
+	room = mroce_recv_len(rw);
+	if (room < 0 || pl->msg_len > room)
+		return -MROCE_SYN_INV_REQ;
+	err = mroce_sge_copy(qp->mdev, srq->ibsrq.pd, !srq->user,
+			     mroce_wqe_sges(rw + 1), rw->num_sge, pl->offset,
+			     (void *)pl->data, pl->len, MROCE_TO_MR);
+	return err ? -MROCE_SYN_REM_OP : 0;
 }
 
 static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 {
 	struct mroce_qp *qp = ctx;
 	struct mroce_send_wqe *sw;
+	struct ib_pd *pd;
 	struct mroce_recv_wqe *rw;
 	u32 idx;
 	s64 room;
@@ -436,6 +496,10 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 	switch (pl->kind) {
 	case MROCE_PLACE_SEND:
 		idx = qp->rq_base + pl->rq_seq;
+		if (qp->xrc_slot)
+			return mroce_rc_place_xrc(qp, idx, pl);
+		if (!qp->rq.num_entries)
+			return -MROCE_SYN_INV_REQ;	/* XRC initiator */
 		if (!mroce_wq_bind(qp, idx, qp->rc_dp))
 			return -MROCE_SYN_RNR;
 		rw = mroce_rq_shadow(qp, idx);
@@ -448,7 +512,10 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 				     MROCE_TO_MR);
 		return err ? -MROCE_SYN_REM_OP : 0;
 	case MROCE_PLACE_WRITE:
-		return mroce_rc_remote(qp, pl->va + pl->offset, pl->rkey,
+		pd = mroce_rc_req_pd(qp, pl->xrc, pl->xrc_srqn);
+		if (!pd)
+			return -MROCE_SYN_INV_REQ;
+		return mroce_rc_remote(qp, pd, pl->va + pl->offset, pl->rkey,
 				       (void *)pl->data, pl->len,
 				       IB_ACCESS_REMOTE_WRITE, MROCE_TO_MR);
 	case MROCE_PLACE_READ_RESP:
@@ -468,11 +535,15 @@ static int mroce_rc_place(void *ctx, const struct mroce_place *pl)
 static int mroce_rc_read_check(void *ctx, u64 va, u32 rkey, u32 len)
 {
 	struct mroce_qp *qp = ctx;
+	struct ib_pd *pd;
 
+	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn);
+	if (!pd)
+		return -MROCE_SYN_INV_REQ;
 	if (!len)
 		return 0;
-	return mroce_rc_remote(qp, va, rkey, NULL, len, IB_ACCESS_REMOTE_READ,
-			       MROCE_FROM_MR);
+	return mroce_rc_remote(qp, pd, va, rkey, NULL, len,
+			       IB_ACCESS_REMOTE_READ, MROCE_FROM_MR);
 }
 
 static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
@@ -480,15 +551,17 @@ static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
 {
 	struct mroce_qp *qp = ctx;
 	struct mroce_mr *mr;
+	struct ib_pd *pd;
 	int err;
 
-	if (va & 7)
+	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn);
+	if (!pd || (va & 7))
 		return -MROCE_SYN_INV_REQ;
 	mr = mroce_mr_lookup(qp->mdev, rkey);
 	if (!mr || mr->type == MROCE_MR_DMA ||
 	    !(qp->access_flags & IB_ACCESS_REMOTE_ATOMIC))
 		return -MROCE_SYN_REM_ACCESS;
-	err = mroce_mr_atomic(mr, rkey, qp->ibqp.pd, qp->ibqp.qp_num, va,
+	err = mroce_mr_atomic(mr, rkey, pd, qp->ibqp.qp_num, va,
 			      op == MROCE_WOP_CMP_SWAP, swap, compare_add, orig);
 	if (err == -EFAULT)
 		return -MROCE_SYN_REM_OP;
@@ -506,8 +579,10 @@ static int mroce_rc_atomic(void *ctx, u32 op, u64 va, u32 rkey, u64 swap,
 static int mroce_rc_invalidate(void *ctx, u32 rkey)
 {
 	struct mroce_qp *qp = ctx;
+	struct ib_pd *pd;
 
-	if (mroce_mr_invalidate(qp->mdev, qp->ibqp.pd, qp->ibqp.qp_num, rkey))
+	pd = mroce_rc_req_pd(qp, qp->conn->exec_xrc, qp->conn->exec_xrc_srqn);
+	if (!pd || mroce_mr_invalidate(qp->mdev, pd, qp->ibqp.qp_num, rkey))
 		return -MROCE_SYN_INV_REQ;
 	atomic64_inc(&qp->mdev->stats.mr_remote_inv);
 	return 0;
@@ -522,8 +597,15 @@ static void mroce_rc_complete(void *ctx, const struct mroce_completion *c)
 
 	if (c->kind == MROCE_CQE_RECV) {
 		idx = qp->rq_base + c->rq_seq;
-		/* WRITE_WITH_IMM consumes a WQE that placement never read. */
-		if (idx != qp->rq_done || !mroce_wq_bind(qp, idx, qp->rc_dp)) {
+		/*
+		 * WRITE_WITH_IMM consumes a WQE that placement never read.
+		 * An XRC target's SENDs were all placed (a zero-length one
+		 * too), so their WQE is bound; it takes no WRITE_WITH_IMM.
+		 */
+		if (idx != qp->rq_done ||
+		    (qp->xrc_slot ? !mroce_wq_xrc_bound(qp, idx) :
+		     !qp->rq.num_entries ||
+		     !mroce_wq_bind(qp, idx, qp->rc_dp))) {
 			/* WRITE_IMM without a posted receive. */
 			ibdev_warn_ratelimited(&qp->mdev->ibdev,
 					       "QP %u: no receive WQE for rq_seq %u\n",
@@ -571,10 +653,11 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 	u32 plen = tx->pkt.payload_len, hlen, total;
 	const struct mroce_send_wqe *w;
 	struct sk_buff *skb;
+	struct ib_pd *pd;
 	u8 *buf;
 	int ret;
 
-	hlen = mroce_op_hdr_len(tx->pkt.opcode);
+	hlen = mroce_pkt_hdr_len(&tx->pkt);
 	if (WARN_ON_ONCE(!hlen || plen > MROCE_MAX_PAYLOAD))
 		return;
 	total = hlen + plen + MROCE_ICRC_SIZE;
@@ -613,7 +696,9 @@ static void mroce_rc_build(struct mroce_qp *qp, const struct mroce_tx *tx,
 		 * was checked: NAK the READ (remote access error at the
 		 * requester) instead of answering data.
 		 */
-		if (mroce_rc_remote(qp, tx->src_va, tx->src_rkey, buf + hlen,
+		pd = mroce_rc_req_pd(qp, tx->src_xrc, tx->src_xrc_srqn);
+		if (!pd ||
+		    mroce_rc_remote(qp, pd, tx->src_va, tx->src_rkey, buf + hlen,
 				    plen, IB_ACCESS_REMOTE_READ,
 				    MROCE_FROM_MR)) {
 			mroce_conn_resp_abort(qp->conn, tx,
@@ -764,6 +849,8 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	p->max_rd_atomic = clamp_t(u32, qp->max_rd_atomic, 1, MROCE_MAX_RESP);
 	p->max_dest_rd_atomic = min_t(u32, qp->max_dest_rd_atomic,
 				      MROCE_MAX_RESP);
+	/* XRC target: every request must name an XRC SRQ (XRCETH) */
+	p->xrc_tgt = !!qp->xrc_slot;
 }
 
 /*

@@ -85,7 +85,7 @@ int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	u32 i, n = 0, shown;
 	bool ok;
 
-	if (ibqp->qp_type != IB_QPT_RC)
+	if (!mroce_qp_is_rc(qp))
 		return 0;
 
 	spin_lock_irqsave(&qp->lock, flags);

@@ -106,7 +106,7 @@ void mroce_rx_qp_gone(struct mroce_dev *mdev, const struct mroce_qp *qp)
 	struct mroce_gone_qp rec = {
 		.at = jiffies,
 		.qpn = qp->ibqp.qp_num,
-		.any_peer = qp->ibqp.qp_type != IB_QPT_RC &&
+		.any_peer = !mroce_qp_is_rc(qp) &&
 			    qp->ibqp.qp_type != IB_QPT_UC,
 	};
 	unsigned long flags;
@@ -232,7 +232,7 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		spin_unlock_irqrestore(&qp->lock, flags);
 		goto done;
 	}
-	if (qp->ibqp.qp_type != IB_QPT_RC || !mroce_rx_from_peer(qp, skb))
+	if (!mroce_qp_is_rc(qp) || !mroce_rx_from_peer(qp, skb))
 		goto no_qp;
 	spin_lock_irqsave(&qp->lock, flags);
 	if (!qp->conn_live || qp->state < IB_QPS_RTR) {

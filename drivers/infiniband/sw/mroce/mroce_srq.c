@@ -10,6 +10,12 @@
  * a limit above the current count raises nothing until the next take.
  * modify_srq with IB_SRQ_MAX_WR moves the posted WQEs to a new ring.
  *
+ * XRC SRQs (IB_SRQT_XRC) are the same ring, in an XRC domain and with a
+ * CQ of their own, and have a number (ext.xrc.srq_num, from mdev->srq_xa)
+ * that requests to an XRC target QP name on the wire (XRCETH).  No QP is
+ * attached to them: mroce_xrc_srq() looks the number up for each message
+ * and checks the domain (mroce_wq.c binds the WQE).
+ *
  * Context: verbs entry points in process context; mroce_srq_take() and
  * kernel post_srq_recv in any context (srq->lock, interrupts disabled).
  */
@@ -37,7 +43,13 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct ib_srq_attr *attr = &init->attr;
 	int err;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
+		return -EOPNOTSUPP;
+	if (init->srq_type == IB_SRQT_XRC &&
+	    (!init->ext.xrc.xrcd || !init->ext.cq))
+		return -EINVAL;
+	/* XRC is for user QPs (mroce_dp_note_cq(), mroce_srq_take()). */
+	if (init->srq_type == IB_SRQT_XRC && !udata)
 		return -EOPNOTSUPP;
 	if (!attr->max_wr || attr->max_wr > MROCE_MAX_QP_WR ||
 	    attr->max_sge > MROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
@@ -62,6 +74,18 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	}
 	attr->max_wr = srq->ring.num_entries;
 	attr->max_sge = srq->max_sge;
+	if (init->srq_type == IB_SRQT_XRC) {
+		/* Reserve the number; published below, once complete. */
+		err = xa_alloc_cyclic_irq(&mdev->srq_xa, &srq->srqn, NULL,
+					  XA_LIMIT(1, MROCE_MAX_QPN),
+					  &mdev->srq_next, GFP_KERNEL);
+		if (err < 0) {
+			mroce_ring_free(mdev, &srq->ring);
+			mutex_destroy(&srq->resize_lock);
+			return err == -EBUSY ? -ENOMEM : err;
+		}
+		ibsrq->ext.xrc.srq_num = srq->srqn;
+	}
 	if (udata) {
 		resp.mmap_offset = mroce_ring_mmap_offset(&srq->ring);
 		resp.mmap_size = mroce_ring_mmap_size(&srq->ring);
@@ -69,12 +93,17 @@ int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		resp.wqe_size = srq->ring.entry_size;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err) {
+			if (srq->srqn)
+				xa_erase_irq(&mdev->srq_xa, srq->srqn);
 			mroce_ring_free(mdev, &srq->ring);
 			mutex_destroy(&srq->resize_lock);
 			return err;
 		}
 	}
 	mroce_obj_inc(mdev, MROCE_OBJ_SRQ, srq->user);
+	/* Publish (release: the datapath sees the SRQ initialised). */
+	if (srq->srqn)
+		xa_store_irq(&mdev->srq_xa, srq->srqn, srq, GFP_KERNEL);
 	return 0;
 }
 
@@ -253,9 +282,47 @@ int mroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibsrq->device);
 	struct mroce_srq *srq = to_msrq(ibsrq);
 
+	if (srq->srqn) {
+		/*
+		 * XRC: target QPs find the SRQ by number under RCU, from
+		 * softirq; ib_core frees it when we return.
+		 */
+		xa_erase_irq(&mdev->srq_xa, srq->srqn);
+		synchronize_rcu();
+	}
 	mroce_ring_free(mdev, &srq->ring);
 	mutex_destroy(&srq->resize_lock);
 	mroce_obj_dec(mdev, MROCE_OBJ_SRQ, srq->user);
+	return 0;
+}
+
+/*
+ * The XRC SRQ number srqn names for XRC target QP qp: an XRC SRQ of the
+ * QP's XRC domain, or NULL (none by that number, or another domain's).
+ * srqn comes from the wire.  Any context, rcu_read_lock() held; the SRQ
+ * stays valid until the caller leaves the read-side section.
+ */
+struct mroce_srq *mroce_xrc_srq(struct mroce_qp *qp, u32 srqn)
+{
+	struct mroce_srq *srq;
+
+	if (!srqn || srqn > MROCE_MAX_QPN)
+		return NULL;
+	srq = xa_load(&qp->mdev->srq_xa, srqn);
+	if (!srq || srq->ibsrq.srq_type != IB_SRQT_XRC ||
+	    srq->ibsrq.ext.xrc.xrcd != qp->xrcd)
+		return NULL;
+	return srq;
+}
+
+/* XRC domains: nothing to allocate beyond ib_core's object. */
+int mroce_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+int mroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
 	return 0;
 }
 
@@ -313,8 +380,9 @@ bool mroce_srq_take(struct mroce_srq *srq, void *wqe, u32 size,
 {
 	struct mroce_ring *ring = &srq->ring;
 	struct mroce_recv_wqe *w = wqe;
+	bool ok = false, now = false;
 	unsigned long flags;
-	bool ok = false;
+	struct ib_event ev;
 	u32 prod;
 
 	spin_lock_irqsave(&srq->lock, flags);
@@ -333,10 +401,24 @@ bool mroce_srq_take(struct mroce_srq *srq, void *wqe, u32 size,
 	smp_store_release(&ring->ctl->consumer, srq->seen);
 	if (srq->limit && prod - srq->seen < srq->limit) {
 		srq->limit = 0;
-		dp->srq_limit = srq;
+		/*
+		 * dp holds one SRQ: the QP's.  An XRC target takes from
+		 * many; theirs are user SRQs, whose handler (uverbs') may
+		 * run here, under the QP's lock.
+		 */
+		if (!dp->srq_limit || dp->srq_limit == srq)
+			dp->srq_limit = srq;
+		else
+			now = srq->user;
 	}
 	ok = true;
 out:
 	spin_unlock_irqrestore(&srq->lock, flags);
+	if (now && srq->ibsrq.event_handler) {
+		ev.device = srq->ibsrq.device;
+		ev.element.srq = &srq->ibsrq;
+		ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
 	return ok;
 }

@@ -16,6 +16,13 @@
  * slots sq_done..sq_next hold WRs read but not completed; rq_done <=
  * rq_seen, receive WQEs read (or taken from the SRQ) but not completed.
  *
+ * XRC target QPs have no receive queue: receive WQE idx (the connection's
+ * rq_seq plus rq_base) is taken from the XRC SRQ its message names, when
+ * the message's first packet arrives, in whatever order messages arrive
+ * (mroce_wq_bind_xrc()); xrc_slot[] says which slots of rq_done..rq_seen
+ * are bound and to which SRQ, and the completion goes to that SRQ's CQ.
+ * XRC initiator QPs have no receive queue either (rq.num_entries 0).
+ *
  * Context: every function here runs with qp->lock held (interrupts
  * disabled) and inside rcu_read_lock(), except mroce_wq_alloc() and
  * mroce_wq_free() (process context, create and destroy).
@@ -26,6 +33,7 @@
 #include <linux/slab.h>
 
 #include "mroce.h"
+#include "core/mroce_core.h"
 
 struct mroce_send_wqe *mroce_sq_shadow(struct mroce_qp *qp, u32 idx)
 {
@@ -75,6 +83,8 @@ void mroce_wq_reset(struct mroce_qp *qp)
 	qp->sq_next = qp->sq_done = READ_ONCE(qp->sq.ctl->consumer);
 	qp->rq_base = qp->rq_seen = qp->rq_done =
 		qp->rq.ctl ? READ_ONCE(qp->rq.ctl->consumer) : 0;
+	if (qp->xrc_slot)
+		memset(qp->xrc_slot, 0, MROCE_SRQ_BIND * sizeof(u32));
 }
 
 /*
@@ -112,8 +122,8 @@ void mroce_wq_rq_ingest(struct mroce_qp *qp)
 	u32 prod, mask = qp->rq.num_entries - 1;
 	struct mroce_recv_wqe *w;
 
-	if (qp->ibqp.srq)
-		return;		/* WQEs are taken one by one: mroce_wq_bind() */
+	if (qp->ibqp.srq || !qp->rq.ctl)
+		return;		/* SRQ (mroce_wq_bind()), XRC: no ring */
 	prod = mroce_wq_avail(qp, &qp->rq, qp->rq_done, qp->rq_seen);
 
 	while (qp->rq_seen != prod) {
@@ -153,12 +163,80 @@ bool mroce_wq_bind(struct mroce_qp *qp, u32 idx, struct mroce_dp *dp)
 }
 
 /*
+ * XRC target: bind receive WQE idx of the connection to a WQE taken from
+ * XRC SRQ srqn (from the wire), unless its slot is bound already (a later
+ * segment of the same message).  Returns 0 with the SRQ in *srqp, or the
+ * negative syndrome to refuse the segment with: INV_REQ for an SRQ
+ * number that names no XRC SRQ of the QP's domain (or a different one
+ * than the slot's) and for an index outside the slots, RNR when the SRQ
+ * is empty.
+ */
+int mroce_wq_bind_xrc(struct mroce_qp *qp, u32 idx, u32 srqn,
+		      struct mroce_srq **srqp, struct mroce_dp *dp)
+{
+	u32 slot = idx & (MROCE_SRQ_BIND - 1);
+	struct mroce_srq *srq;
+
+	/* Messages in the MSN window are fewer than MROCE_SRQ_BIND. */
+	if (idx - qp->rq_done >= MROCE_SRQ_BIND)
+		return -MROCE_SYN_INV_REQ;
+	srq = mroce_xrc_srq(qp, srqn);
+	if (!srq)
+		return -MROCE_SYN_INV_REQ;
+	if (qp->xrc_slot[slot]) {
+		if (qp->xrc_slot[slot] != srqn)
+			return -MROCE_SYN_INV_REQ;
+		*srqp = srq;
+		return 0;
+	}
+	if (!mroce_srq_take(srq, mroce_rq_shadow(qp, idx), qp->rq.entry_size,
+			    dp))
+		return -MROCE_SYN_RNR;
+	qp->xrc_slot[slot] = srqn;
+	if (idx - qp->rq_done >= qp->rq_seen - qp->rq_done)
+		qp->rq_seen = idx + 1;
+	*srqp = srq;
+	return 0;
+}
+
+/* XRC target: receive WQE idx (rq_done <= idx) is bound. */
+bool mroce_wq_xrc_bound(struct mroce_qp *qp, u32 idx)
+{
+	return idx - qp->rq_done < MROCE_SRQ_BIND &&
+	       qp->xrc_slot[idx & (MROCE_SRQ_BIND - 1)];
+}
+
+/*
+ * XRC target: receive WQE rq_done completed.  Its SRQ's CQ gets the
+ * completion; an unbound slot (flushing a QP whose messages arrived out
+ * of order) or an SRQ destroyed meanwhile gets none.
+ */
+static void mroce_wq_xrc_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
+			      bool solicited, struct mroce_dp *dp)
+{
+	u32 *slot = &qp->xrc_slot[qp->rq_done & (MROCE_SRQ_BIND - 1)];
+	struct mroce_srq *srq = *slot ? mroce_xrc_srq(qp, *slot) : NULL;
+
+	*slot = 0;
+	cqe->wr_id = mroce_rq_shadow(qp, qp->rq_done)->wr_id;
+	cqe->qp_num = qp->ibqp.qp_num;
+	cqe->port_num = 1;
+	qp->rq_done++;
+	if (srq)
+		mroce_cq_push(to_mcq(srq->ibsrq.ext.cq), cqe, solicited, dp);
+}
+
+/*
  * Receive WR rq_done completed: cqe carries everything but wr_id, which
  * comes from the shadow.  Shared by RC and UD.
  */
 void mroce_wq_recv_done(struct mroce_qp *qp, struct mroce_cqe *cqe,
 			bool solicited, struct mroce_dp *dp)
 {
+	if (qp->xrc_slot) {
+		mroce_wq_xrc_done(qp, cqe, solicited, dp);
+		return;
+	}
 	cqe->wr_id = mroce_rq_shadow(qp, qp->rq_done)->wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
 	cqe->port_num = 1;

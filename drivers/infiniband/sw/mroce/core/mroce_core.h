@@ -130,6 +130,7 @@ struct mroce_pkt {
 		u32 qkey;
 		u32 src_qpn;
 	} deth;			/* UD datagrams */
+	u32 xrc_srqn;		/* XRCETH, with MROCE_F_XRC */
 	const u8 *payload;	/* payload_len bytes; NULL if 0 */
 };
 
@@ -137,6 +138,8 @@ struct mroce_pkt {
 u32 mroce_op_ext(u8 opcode);
 /* Header bytes (base + extensions) of an opcode, 0 if unknown. */
 u32 mroce_op_hdr_len(u8 opcode);
+/* Header bytes of pkt: its opcode's, plus the XRCETH when flagged. */
+u32 mroce_pkt_hdr_len(const struct mroce_pkt *pkt);
 /* True for opcodes that carry data and are tracked by DSN. */
 bool mroce_op_is_data(u8 opcode);
 /* True for the unreliable datagram opcodes (not part of a connection). */
@@ -243,6 +246,12 @@ struct mroce_params {
 	 */
 	u32 max_rd_atomic;
 	u32 max_dest_rd_atomic;
+	/*
+	 * XRC target (verbs XRC_TGT): every request of the peer must carry
+	 * an XRCETH; on any other connection none may.  A request breaking
+	 * the rule fails with INV_REQ.  (false)
+	 */
+	bool xrc_tgt;
 };
 
 /* Fill p with the defaults above (dqpn 0, seed 1). */
@@ -309,6 +318,13 @@ struct mroce_wr {
 	 * it wait with it (they are segmented in order).
 	 */
 	bool fence;
+	/*
+	 * XRC initiator: every request carries an XRCETH naming the
+	 * target's XRC SRQ xrc_srqn (24 bits).  WRITE_IMM cannot (the
+	 * embedder refuses it).
+	 */
+	bool xrc;
+	u32 xrc_srqn;
 };
 
 /* Completion status; numerically equal to enum ib_wc_status. */
@@ -342,6 +358,8 @@ struct mroce_place {
 	const u8 *data;
 	u32 len;
 	bool first;		/* SEND: first packet (WQE size check) */
+	bool xrc;		/* XRC target: the request's XRCETH ... */
+	u32 xrc_srqn;		/* ... names this SRQ (unchecked) */
 };
 
 enum mroce_cqe_kind {
@@ -362,6 +380,8 @@ struct mroce_completion {
 	bool with_inv;
 	bool solicited;
 	u64 atomic_orig;	/* REQ atomics */
+	bool xrc;		/* RECV at an XRC target: the message's */
+	u32 xrc_srqn;		/* XRCETH srqn */
 };
 
 /* ------------------------------------------------------------------ */
@@ -497,6 +517,8 @@ struct mroce_tx {
 	u32 src_offset;		/* SRC_WR: offset in the WR's data */
 	u64 src_va;		/* SRC_LOCAL_MEM: address (offset included) */
 	u32 src_rkey;
+	bool src_xrc;		/* SRC_LOCAL_MEM at an XRC target: the */
+	u32 src_xrc_srqn;	/* READ's XRCETH srqn */
 };
 
 /* ------------------------------------------------------------------ */
@@ -645,6 +667,8 @@ struct mroce_rmsg {
 	u32 rkey;
 	u64 swap;
 	u64 compare_add;
+	u8 xrc;			/* XRCETH present (MROCE_F_XRC) */
+	u32 xrc_srqn;
 };
 
 /* Response being sent (READ data, ATOMIC result): the responder cache. */
@@ -654,6 +678,8 @@ struct mroce_resp {
 	u32 msn;		/* requester's MSN */
 	u64 va;
 	u32 rkey;
+	u8 xrc;			/* the request's XRCETH */
+	u32 xrc_srqn;
 	u32 len;
 	u32 next_off;
 	u32 pkts;
@@ -769,6 +795,13 @@ struct mroce_conn {
 	u8 nak_syn;
 	u16 nak_path;
 	u32 nak_psn, nak_dsn, nak_msn;
+	/*
+	 * XRC target: the XRCETH of the request whose read_check, atomic or
+	 * invalidate callback is running (the embedder checks the SRQ and
+	 * takes its protection domain); exec_xrc false otherwise.
+	 */
+	bool exec_xrc;
+	u32 exec_xrc_srqn;
 
 	struct mroce_path *path;	/* p.num_paths entries */
 	struct mroce_conn_stats st;

@@ -21,6 +21,7 @@ static inline void mroce_pkt_size_checks(void)
 	BUILD_BUG_ON(sizeof(struct mroce_atketh) != MROCE_ATKETH_SIZE);
 	BUILD_BUG_ON(sizeof(struct mroce_acketh) != MROCE_ACKETH_SIZE);
 	BUILD_BUG_ON(sizeof(struct mroce_deth) != MROCE_DETH_SIZE);
+	BUILD_BUG_ON(sizeof(struct mroce_xrceth) != MROCE_XRCETH_SIZE);
 	BUILD_BUG_ON(sizeof(struct mroce_ack_blk) != MROCE_ACK_BLK_SIZE);
 	BUILD_BUG_ON(MROCE_ACK_MAX_BLKS * MROCE_ACK_BLK_SIZE >
 		     MROCE_MAX_PAYLOAD);
@@ -44,30 +45,34 @@ struct mroce_op_desc {
 #define MROCE_REQ_FLAGS		(MROCE_F_ACKREQ | MROCE_F_FIRST | MROCE_F_LAST | \
 				 MROCE_F_RETX | MROCE_F_TLP)
 
+/* Requests an XRC initiator sends carry an XRCETH (not WRITE_IMM). */
+#define MROCE_XDATA_FLAGS	(MROCE_DATA_FLAGS | MROCE_F_XRC)
+#define MROCE_XREQ_FLAGS	(MROCE_REQ_FLAGS | MROCE_F_XRC)
+
 #define MROCE_UD_FLAGS		(MROCE_F_FIRST | MROCE_F_LAST | MROCE_F_SOLICITED)
 /* UC: no ACKREQ (never acknowledged), no RETX/TLP (never resent). */
 #define MROCE_UC_FLAGS		(MROCE_F_FIRST | MROCE_F_LAST | MROCE_F_SOLICITED)
 #define MROCE_UC_WR_FLAGS	(MROCE_F_FIRST | MROCE_F_LAST)
 
 static const struct mroce_op_desc mroce_ops[MROCE_OP_UC_WRITE_IMM + 1] = {
-	[MROCE_OP_SEND] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
+	[MROCE_OP_SEND] = { 1, MROCE_PL_DATA, MROCE_XDATA_FLAGS,
 			    MROCE_EXT_SETH },
-	[MROCE_OP_SEND_IMM] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
+	[MROCE_OP_SEND_IMM] = { 1, MROCE_PL_DATA, MROCE_XDATA_FLAGS,
 				MROCE_EXT_SETH | MROCE_EXT_IMETH },
-	[MROCE_OP_SEND_INV] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
+	[MROCE_OP_SEND_INV] = { 1, MROCE_PL_DATA, MROCE_XDATA_FLAGS,
 				MROCE_EXT_SETH | MROCE_EXT_IMETH },
-	[MROCE_OP_WRITE] = { 1, MROCE_PL_DATA, MROCE_REQ_FLAGS,
+	[MROCE_OP_WRITE] = { 1, MROCE_PL_DATA, MROCE_XREQ_FLAGS,
 			     MROCE_EXT_RETH },
 	[MROCE_OP_WRITE_IMM] = { 1, MROCE_PL_DATA, MROCE_DATA_FLAGS,
 				 MROCE_EXT_RETH | MROCE_EXT_SETH |
 				 MROCE_EXT_IMETH },
-	[MROCE_OP_READ_REQ] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
+	[MROCE_OP_READ_REQ] = { 1, MROCE_PL_NONE, MROCE_XREQ_FLAGS,
 				MROCE_EXT_RETH },
 	[MROCE_OP_READ_RESP] = { 1, MROCE_PL_DATA, MROCE_REQ_FLAGS,
 				 MROCE_EXT_RRETH },
-	[MROCE_OP_CMP_SWAP] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
+	[MROCE_OP_CMP_SWAP] = { 1, MROCE_PL_NONE, MROCE_XREQ_FLAGS,
 				MROCE_EXT_AETH },
-	[MROCE_OP_FETCH_ADD] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
+	[MROCE_OP_FETCH_ADD] = { 1, MROCE_PL_NONE, MROCE_XREQ_FLAGS,
 				 MROCE_EXT_AETH },
 	[MROCE_OP_ATOMIC_RESP] = { 1, MROCE_PL_NONE, MROCE_REQ_FLAGS,
 				   MROCE_EXT_ATKETH },
@@ -122,6 +127,8 @@ static u32 mroce_ext_len(u32 ext)
 		n += MROCE_ACKETH_SIZE;
 	if (ext & MROCE_EXT_DETH)
 		n += MROCE_DETH_SIZE;
+	if (ext & MROCE_EXT_XRCETH)
+		n += MROCE_XRCETH_SIZE;
 	return n;
 }
 
@@ -130,6 +137,26 @@ u32 mroce_op_hdr_len(u8 opcode)
 	const struct mroce_op_desc *d = mroce_op(opcode);
 
 	return d ? MROCE_BTH_SIZE + mroce_ext_len(d->ext) : 0;
+}
+
+/*
+ * The extensions of a packet: those of its opcode, and the XRCETH when
+ * the flags ask for one and the opcode permits it (a flag it does not
+ * permit fails the flag check, so the length never depends on it).
+ */
+static u32 mroce_pkt_ext(const struct mroce_op_desc *d, u16 flags)
+{
+	if ((flags & MROCE_F_XRC) && (d->flags_ok & MROCE_F_XRC))
+		return d->ext | MROCE_EXT_XRCETH;
+	return d->ext;
+}
+
+u32 mroce_pkt_hdr_len(const struct mroce_pkt *pkt)
+{
+	const struct mroce_op_desc *d = mroce_op(pkt->opcode);
+
+	return d ? MROCE_BTH_SIZE +
+		   mroce_ext_len(mroce_pkt_ext(d, pkt->flags)) : 0;
 }
 
 bool mroce_op_is_ud(u8 opcode)
@@ -348,8 +375,8 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	d = mroce_op(pkt->opcode);
 	if (!d)
 		return MROCE_E_OPCODE;
-	pkt->ext = d->ext;
-	hdr = MROCE_BTH_SIZE + mroce_ext_len(d->ext);
+	pkt->ext = mroce_pkt_ext(d, pkt->flags);
+	hdr = MROCE_BTH_SIZE + mroce_ext_len(pkt->ext);
 	if (len < hdr + MROCE_ICRC_SIZE)
 		return MROCE_E_SHORT;
 	if (pkt->payload_len != len - hdr - MROCE_ICRC_SIZE)
@@ -424,6 +451,12 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 		if (pkt->deth.src_qpn & ~MROCE_QPN_MASK)
 			return MROCE_E_FIELD;
 		p += MROCE_DETH_SIZE;
+	}
+	if (pkt->ext & MROCE_EXT_XRCETH) {
+		pkt->xrc_srqn = mroce_get_be32(p);
+		if (pkt->xrc_srqn & ~MROCE_QPN_MASK)
+			return MROCE_E_RSVD;
+		p += MROCE_XRCETH_SIZE;
 	}
 	pkt->payload = pkt->payload_len ? p : NULL;
 
@@ -511,10 +544,12 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 	    pkt->adl > MROCE_ADL_MAX ||
 	    (pkt->adl && !mroce_op_is_data(pkt->opcode)) ||
 	    pkt->flags & ~MROCE_F_VALID_MASK ||
+	    (pkt->flags & MROCE_F_XRC && !(d->flags_ok & MROCE_F_XRC)) ||
+	    (pkt->flags & MROCE_F_XRC && pkt->xrc_srqn & ~MROCE_QPN_MASK) ||
 	    pkt->payload_len > MROCE_MAX_PAYLOAD ||
 	    (d->payload == MROCE_PL_NONE && pkt->payload_len))
 		return MROCE_E_INVAL;
-	hdr = MROCE_BTH_SIZE + mroce_ext_len(d->ext);
+	hdr = MROCE_BTH_SIZE + mroce_ext_len(mroce_pkt_ext(d, pkt->flags));
 	if (!buf || buflen < hdr)
 		return MROCE_E_NOSPC;
 
@@ -569,7 +604,10 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 	if (d->ext & MROCE_EXT_DETH) {
 		mroce_put_be32(p, pkt->deth.qkey);
 		mroce_put_be32(p + 4, pkt->deth.src_qpn);
+		p += MROCE_DETH_SIZE;
 	}
+	if (pkt->flags & MROCE_F_XRC)
+		mroce_put_be32(p, pkt->xrc_srqn);
 	return (int)hdr;
 }
 

@@ -106,6 +106,9 @@ static bool mroce_rmsg_consistent(const struct mroce_rmsg *r,
 		return false;
 	if ((pkt->ext & MROCE_EXT_IMETH) && r->imm != pkt->imm)
 		return false;
+	if (r->xrc != !!(pkt->flags & MROCE_F_XRC) ||
+	    (r->xrc && r->xrc_srqn != pkt->xrc_srqn))
+		return false;
 	return true;
 }
 
@@ -155,9 +158,14 @@ static int mroce_recv_request(struct mroce_conn *c,
 			r->swap = pkt->aeth.swap;
 			r->compare_add = pkt->aeth.compare_add;
 		}
+		r->xrc = !!(pkt->flags & MROCE_F_XRC);
+		r->xrc_srqn = pkt->xrc_srqn;
 		r->have_len = 1;
 		r->base_dsn = base;
 		r->have_base = 1;
+		/* XRC target: every request names an SRQ; elsewhere none */
+		if (r->xrc != c->p.xrc_tgt)
+			r->fail_syn = MROCE_SYN_INV_REQ;
 	} else if (!mroce_rmsg_consistent(r, pkt)) {
 		r->fail_syn = MROCE_SYN_INV_REQ;
 	}
@@ -177,6 +185,8 @@ static int mroce_recv_request(struct mroce_conn *c,
 	pl.data = pkt->payload;
 	pl.len = pkt->payload_len;
 	pl.first = pkt->offset == 0;
+	pl.xrc = r->xrc;
+	pl.xrc_srqn = r->xrc_srqn;
 	switch (pkt->opcode) {
 	case MROCE_OP_SEND:
 	case MROCE_OP_SEND_IMM:
@@ -246,6 +256,8 @@ static int mroce_resp_push(struct mroce_conn *c, const struct mroce_rmsg *r,
 	s->req_path = r->path;
 	s->va = r->va;
 	s->rkey = r->rkey;
+	s->xrc = r->xrc;
+	s->xrc_srqn = r->xrc_srqn;
 	s->orig = orig;
 	if (opcode == MROCE_OP_READ_RESP) {
 		s->len = r->total;
@@ -293,6 +305,8 @@ static void mroce_recv_cqe(struct mroce_conn *c, const struct mroce_rmsg *r)
 		      r->opcode == MROCE_OP_WRITE_IMM;
 	cq.with_inv = r->opcode == MROCE_OP_SEND_INV;
 	cq.solicited = !!(r->flags & MROCE_F_SOLICITED);
+	cq.xrc = r->xrc;
+	cq.xrc_srqn = r->xrc_srqn;
 	c->st.completions++;
 	if (c->ops && c->ops->complete)
 		c->ops->complete(c->ctx, &cq);
@@ -327,6 +341,8 @@ void mroce_recv_advance(struct mroce_conn *c)
 		if (!r->fail_syn && !r->done)
 			break;
 		if (!r->fail_syn) {
+			c->exec_xrc = r->xrc;
+			c->exec_xrc_srqn = r->xrc_srqn;
 			switch (r->opcode) {
 			case MROCE_OP_READ_REQ:
 				if (c->resp_len >= MROCE_MAX_RESP)

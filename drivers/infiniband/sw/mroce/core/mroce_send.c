@@ -530,6 +530,8 @@ static void mroce_fill_data(struct mroce_conn *c,
 				tx->src = MROCE_SRC_LOCAL_MEM;
 				tx->src_va = r->va + ent->offset;
 				tx->src_rkey = r->rkey;
+				tx->src_xrc = r->xrc;
+				tx->src_xrc_srqn = r->xrc_srqn;
 			}
 		} else {
 			pkt->atomic_orig = r->orig;
@@ -549,6 +551,10 @@ static void mroce_fill_data(struct mroce_conn *c,
 		pkt->aeth.rkey = wr->rkey;
 		pkt->aeth.swap = wr->op == MROCE_WOP_CMP_SWAP ? wr->swap : 0;
 		pkt->aeth.compare_add = wr->compare_add;
+		if (wr->xrc) {
+			pkt->flags |= MROCE_F_XRC;
+			pkt->xrc_srqn = wr->xrc_srqn & MROCE_QPN_MASK;
+		}
 		if (ent->len) {
 			tx->src = MROCE_SRC_WR;
 			tx->cookie = wr->cookie;
@@ -556,6 +562,8 @@ static void mroce_fill_data(struct mroce_conn *c,
 		}
 	}
 	pkt->ext = mroce_op_ext(pkt->opcode);
+	if (pkt->flags & MROCE_F_XRC)
+		pkt->ext |= MROCE_EXT_XRCETH;
 }
 
 /*
