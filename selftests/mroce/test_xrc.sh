@@ -13,15 +13,8 @@ set -uo pipefail
 
 MROCE_XRC=$MROCE_BUILD/selftests/mroce_xrc
 
-tb_netns_pair
-ga=$(mroce_link_setup -n ns_a mroce_a va)
-gb=$(mroce_link_setup -n ns_b mroce_b vb)
-if [ -x "$MROCE_XRC" ]; then
-	timeout "$(mroce_t 240)" "$MROCE_XRC" mroce_a "$ga" mroce_b "$gb" 2>&1 |
-		ktap_relay xrc
-else
-	tb_not_ok xrc "$MROCE_XRC not built"
-fi
+mroce_netns_devices
+mroce_pair_prog xrc "$MROCE_XRC" 240
 if command -v ibv_xsrq_pingpong >/dev/null; then
 	pair "ibv_xsrq_pingpong 1 client, 4 KiB x 20" \
 		ibv_xsrq_pingpong -d mroce_b -g "$gb" -m 1024 -n 20 -p 18611 -- \
@@ -53,13 +46,5 @@ if command -v ibv_xsrq_pingpong >/dev/null; then
 else
 	tb_not_ok "ibv_xsrq_pingpong" "not installed"
 fi
-live=$(mroce_live_objects)
-if [ -z "$live" ]; then
-	tb_ok "every object released after the programs exit"
-else
-	tb_not_ok "every object released after the programs exit" "$live"
-fi
-ip netns exec ns_a rdma link delete mroce_a
-ip netns exec ns_b rdma link delete mroce_b
-ip netns del ns_a
-ip netns del ns_b
+mroce_check_released
+mroce_netns_teardown
