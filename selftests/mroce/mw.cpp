@@ -79,8 +79,6 @@ constexpr int kAllRemote =
 	IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
 constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | kAllRemote | IBV_ACCESS_MW_BIND;
 
-struct MwFree { void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); } };
-using Mw = std::unique_ptr<ibv_mw, MwFree>;
 
 std::string hex(uint64_t v)
 {

@@ -587,6 +587,82 @@ void test_drops(Pair &p)
 	ktap.result(ok, "drops: both QPs still in RTS");
 }
 
+// Memory windows bound through UC QPs (IB allows BIND_MW on UC, as rxe
+// does): B binds a type 2 window with ibv_wr_bind_mw on its UC QP and a
+// type 1 window with ibv_bind_mw; A's UC WRITEs through their rkeys land
+// inside them, a WRITE past a window's end is dropped and writes nothing.
+void test_mw()
+{
+	constexpr size_t kOff = 900 * 1024, kLen = 8192;
+	Mr mr(ibv_reg_mr(g_b.pd.get(), g_b.buf.data(), g_b.buf.size(),
+			 kRw | IBV_ACCESS_MW_BIND));
+	auto qbx_attr = init_attr(g_b, true, kUcOps | IBV_QP_EX_WITH_BIND_MW);
+	Qp qb(ibv_create_qp_ex(g_b.ctx.get(), &qbx_attr));
+	Qp qa = make_qp(g_a, Make::plain);
+	int rc = (!mr || !qb || !qa) ? errno : 0;
+	if (!rc)
+		rc = connect_qp(g_a, qa.get(), g_b, qb->qp_num, kPsnB, kPsnA);
+	if (!rc)
+		rc = connect_qp(g_b, qb.get(), g_a, qa->qp_num, kPsnA, kPsnB);
+	Mw w2(rc ? nullptr : ibv_alloc_mw(g_b.pd.get(), IBV_MW_TYPE_2));
+	Mw w1(rc ? nullptr : ibv_alloc_mw(g_b.pd.get(), IBV_MW_TYPE_1));
+	if (!ktap.result(!rc && w2 && w1, "mw: a UC pair with BIND_MW, a type 1 and a type 2 window",
+			 errstr(rc ? rc : errno)))
+		return;
+	uint8_t *win = g_b.buf.data() + kOff;
+	std::memset(win, 0, 2 * kLen + 64);
+	// type 2, through the work request API of B's UC QP
+	ibv_qp_ex *qx = ibv_qp_to_qp_ex(qb.get());
+	const uint32_t rkey2 = ibv_inc_rkey(w2->rkey);
+	ibv_mw_bind_info bi{mr.get(), uint64_t(uintptr_t(win)), kLen, IBV_ACCESS_REMOTE_WRITE};
+	ibv_wr_start(qx);
+	qx->wr_id = 970;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qx, w2.get(), rkey2, &bi);
+	rc = ibv_wr_complete(qx);
+	auto wc = poll_n(g_b.scq.get(), 1, ms(10000));
+	bool ok = !rc && wc.size() == 1 && wc[0].wr_id == 970 && wc[0].status == IBV_WC_SUCCESS &&
+		  wc[0].opcode == IBV_WC_BIND_MW;
+	ktap.result(ok, "mw: ibv_wr_bind_mw of a type 2 window on a UC QP completes (BIND_MW)",
+		    rc ? errstr(rc) : wc.empty() ? "no completion" :
+		    std::string("status ") + ibv_wc_status_str(wc[0].status));
+	uint8_t *src = g_a.buf.data();
+	fill_pattern(src, 971, kLen);
+	std::string why;
+	rc = post_send(qa.get(), IBV_WR_RDMA_WRITE, 971, src, kLen, 0, uint64_t(uintptr_t(win)),
+		       rkey2);
+	ok = !rc && send_done(971, IBV_WC_RDMA_WRITE, why) && landed(kOff, 971, kLen);
+	ktap.result(ok, "mw: a UC WRITE through the type 2 window's rkey fills it", rc ? errstr(rc) : why);
+	// past the end: dropped by B, nothing written after the window
+	fill_pattern(src, 972, 64);
+	rc = post_send(qa.get(), IBV_WR_RDMA_WRITE, 972, src, 64, 0,
+		       uint64_t(uintptr_t(win)) + kLen - 32, rkey2);
+	ok = !rc && send_done(972, IBV_WC_RDMA_WRITE, why);
+	std::this_thread::sleep_for(ms(300));
+	bool untouched = is_pattern(win, 971, kLen) &&
+			 std::all_of(win + kLen, win + kLen + 64, [](uint8_t c) { return c == 0; });
+	ktap.result(ok && untouched, "mw: a UC WRITE past the window's end is dropped, nothing written",
+		    rc ? errstr(rc) : !ok ? why : "bytes changed");
+	// type 1, through ibv_bind_mw on B's UC QP
+	ibv_mw_bind mb{};
+	mb.wr_id = 973;
+	mb.send_flags = IBV_SEND_SIGNALED;
+	mb.bind_info = {mr.get(), uint64_t(uintptr_t(win + kLen)), kLen, IBV_ACCESS_REMOTE_WRITE};
+	rc = ibv_bind_mw(qb.get(), w1.get(), &mb);
+	wc = poll_n(g_b.scq.get(), 1, ms(10000));
+	ok = !rc && wc.size() == 1 && wc[0].wr_id == 973 && wc[0].status == IBV_WC_SUCCESS &&
+	     wc[0].opcode == IBV_WC_BIND_MW;
+	fill_pattern(src, 974, kLen);
+	rc = ok ? post_send(qa.get(), IBV_WR_RDMA_WRITE, 974, src, kLen, 0,
+			    uint64_t(uintptr_t(win + kLen)), w1->rkey) : rc;
+	ok = ok && !rc && send_done(974, IBV_WC_RDMA_WRITE, why) && landed(kOff + kLen, 974, kLen);
+	ktap.result(ok, "mw: ibv_bind_mw of a type 1 window on a UC QP; a UC WRITE through it lands",
+		    rc ? errstr(rc) : why);
+	// windows before the region (declared after it: destroyed first)
+	w1.reset();
+	w2.reset();
+}
+
 void basic()
 {
 	test_create_modify();
@@ -598,6 +674,7 @@ void basic()
 	test_refused(p);
 	test_drops(p);
 	test_wr_api();
+	test_mw();
 	// the other direction, on a pair made with ibv_create_qp_ex
 	Pair q = make_pair(Make::ex, "reverse");
 	if (!q.ok())

@@ -96,6 +96,7 @@ struct CqFree { void operator()(ibv_cq *c) const { ibv_destroy_cq(c); } };
 struct CqExFree { void operator()(ibv_cq_ex *c) const { ibv_destroy_cq(ibv_cq_ex_to_cq(c)); } };
 struct MrFree { void operator()(ibv_mr *m) const { ibv_dereg_mr(m); } };
 struct QpFree { void operator()(ibv_qp *q) const { ibv_destroy_qp(q); } };
+struct MwFree { void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); } };
 struct DevListFree { void operator()(ibv_device **l) const { ibv_free_device_list(l); } };
 
 using Context = std::unique_ptr<ibv_context, CtxClose>;
@@ -104,6 +105,7 @@ using Cq = std::unique_ptr<ibv_cq, CqFree>;
 using CqEx = std::unique_ptr<ibv_cq_ex, CqExFree>;
 using Mr = std::unique_ptr<ibv_mr, MrFree>;
 using Qp = std::unique_ptr<ibv_qp, QpFree>;
+using Mw = std::unique_ptr<ibv_mw, MwFree>;
 
 // The device named name, opened (null if there is none).
 inline Context open_device(const char *name)

@@ -302,11 +302,11 @@ INSTANTIATE_TEST_SUITE_P(
 						       IBV_ACCESS_LOCAL_WRITE}; }, EINVAL},
 		BadCase{"ud_local_inv", [](ibv_send_wr &w, mroce_qp_limits &l) {
 				l.qp_type = IBV_QPT_UD; w.opcode = IBV_WR_LOCAL_INV; }, EINVAL},
-		BadCase{"uc_bind", [](ibv_send_wr &w, mroce_qp_limits &l) {
+		BadCase{"uc_bind_type1", [](ibv_send_wr &w, mroce_qp_limits &l) {
 				static ibv_mw mw{};
-				mw.type = IBV_MW_TYPE_2;
+				mw.type = IBV_MW_TYPE_1;	// through ibv_bind_mw only
 				l.qp_type = IBV_QPT_UC; w.opcode = IBV_WR_BIND_MW;
-				w.bind_mw.mw = &mw; }, EOPNOTSUPP},
+				w.bind_mw.mw = &mw; }, EINVAL},
 		BadCase{"unknown_flag", [](ibv_send_wr &w, mroce_qp_limits &) {
 				w.send_flags = IBV_SEND_IP_CSUM; }, EOPNOTSUPP},
 		BadCase{"negative_sges", [](ibv_send_wr &w, mroce_qp_limits &) {

@@ -617,9 +617,6 @@ TEST_P(QpxReject, Fails)
 INSTANTIATE_TEST_SUITE_P(
 	Cases, QpxReject,
 	testing::Values(
-		QpxBad{"uc_bind_mw", [](ibv_qp_init_attr_ex &a) {
-			       a.qp_type = IBV_QPT_UC;
-			       a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW; }, EOPNOTSUPP},
 		QpxBad{"uc_local_inv", [](ibv_qp_init_attr_ex &a) {
 			       a.qp_type = IBV_QPT_UC;
 			       a.send_ops_flags = IBV_QP_EX_WITH_LOCAL_INV; }, EOPNOTSUPP},

@@ -157,14 +157,14 @@ int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
 	}
 	if (ud && w.opcode != MROCE_WR_SEND && w.opcode != MROCE_WR_SEND_WITH_IMM)
 		return EINVAL;
-	// IB allows BIND_MW and LOCAL_INV on UC; mroce executes them on RC only.
-	if (lim.qp_type == IBV_QPT_UC && is_local_op(w))
+	// IB allows LOCAL_INV on UC; mroce executes it on RC only (as rxe).
+	if (lim.qp_type == IBV_QPT_UC && w.opcode == MROCE_WR_LOCAL_INV)
 		return EOPNOTSUPP;
-	// UC: SEND, SEND_WITH_IMM, RDMA_WRITE(_WITH_IMM); no READ, atomics or
-	// SEND_WITH_INV (IBA table 38), refused at post as rxe does.
+	// UC: SEND, SEND_WITH_IMM, RDMA_WRITE(_WITH_IMM) and BIND_MW; no READ,
+	// atomics or SEND_WITH_INV (IBA table 38), refused at post as rxe does.
 	if (lim.qp_type == IBV_QPT_UC && w.opcode != MROCE_WR_SEND &&
 	    w.opcode != MROCE_WR_SEND_WITH_IMM && w.opcode != MROCE_WR_RDMA_WRITE &&
-	    w.opcode != MROCE_WR_RDMA_WRITE_WITH_IMM)
+	    w.opcode != MROCE_WR_RDMA_WRITE_WITH_IMM && w.opcode != MROCE_WR_BIND_MW)
 		return EINVAL;
 	const unsigned known = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE;
 	if (wr.send_flags & ~known)

@@ -32,7 +32,7 @@ constexpr uint64_t kRcSendOps =
 constexpr uint64_t kXrcSendOps = kRcSendOps & ~uint64_t(IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
 constexpr uint64_t kUcSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
-	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_BIND_MW;
 
 uint64_t send_op_bit(ibv_wr_opcode op)
 {

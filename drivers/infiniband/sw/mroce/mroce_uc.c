@@ -86,11 +86,15 @@ static void mroce_uc_req_done(struct mroce_qp *qp, u32 status,
 {
 	u32 op = mroce_sq_shadow(qp, qp->sq_done)->opcode;
 
-	mroce_wq_send_done(qp, status,
-			   op == MROCE_WR_RDMA_WRITE ||
-			   op == MROCE_WR_RDMA_WRITE_WITH_IMM ?
-			   MROCE_WC_RDMA_WRITE : MROCE_WC_SEND,
-			   status ? 0 : qp->uc->msg.length, dp);
+	u32 wc_op = MROCE_WC_SEND, len = 0;
+
+	if (op == MROCE_WR_RDMA_WRITE || op == MROCE_WR_RDMA_WRITE_WITH_IMM)
+		wc_op = MROCE_WC_RDMA_WRITE;
+	else if (op == MROCE_WR_BIND_MW)
+		wc_op = MROCE_WC_BIND_MW;
+	if (!status && op != MROCE_WR_BIND_MW)
+		len = qp->uc->msg.length;
+	mroce_wq_send_done(qp, status, wc_op, len, dp);
 	/* A local error stops the QP, as for RC (IBA 10.8.3.2). */
 	if (status && status != IB_WC_WR_FLUSH_ERR)
 		qp->state = IB_QPS_ERR;
@@ -119,7 +123,7 @@ static u32 mroce_uc_wqe_to_msg(struct mroce_qp *qp,
 		op = MROCE_OP_UC_WRITE_IMM;
 		break;
 	default:
-		/* READ, atomics, SEND_WITH_INV: not UC operations. */
+		/* READ, atomics, SEND_WITH_INV, LOCAL_INV: not on UC. */
 		return IB_WC_LOC_QP_OP_ERR;
 	}
 	status = mroce_rc_wqe_to_wr(qp, w, qp->sq_done, &wr);
@@ -158,6 +162,17 @@ static bool mroce_uc_next_wr(struct mroce_qp *qp, struct mroce_dp *dp)
 	qp->sq_next++;
 	if (qp->state == IB_QPS_ERR) {
 		mroce_uc_req_done(qp, IB_WC_WR_FLUSH_ERR, dp);
+		return true;
+	}
+	/*
+	 * A window bind (user QPs, as on RC): every earlier WR of a UC QP has
+	 * completed once it was sent, so it runs here, in order.
+	 */
+	if (w->opcode == MROCE_WR_BIND_MW) {
+		mroce_uc_req_done(qp, qp->user ?
+				  mroce_mw_bind(qp->mdev, qp->ibqp.pd,
+						qp->ibqp.qp_num, w) :
+				  IB_WC_LOC_QP_OP_ERR, dp);
 		return true;
 	}
 	status = mroce_uc_wqe_to_msg(qp, w);
