@@ -30,6 +30,18 @@
 //               window's rkey as a local lkey: IBV_WC_LOC_PROT_ERR;
 //               ibv_bind_mw of a type 2 and IBV_WR_BIND_MW of a type 1
 //               window: EINVAL at the call;
+//   zero based  a type 2 window bound with IBV_ACCESS_ZERO_BASED over
+//               [addr, addr + length) of a region: WRITE and READ at
+//               offset 0 and at the window's end, fetch-and-add on its last
+//               word, each landing at addr + offset of the region and
+//               nowhere else; an access across or past length, at the
+//               region's own address, or at an offset whose addr + offset
+//               wraps around 2^64: IBV_WC_REM_ACCESS_ERR, nothing written;
+//               after LOCAL_INV a plain rebind uses the region's addresses
+//               again; ibv_bind_mw of a type 1 window with ZERO_BASED:
+//               EINVAL at the call (rkey unchanged), and the same bind
+//               written by hand into the SQ ring: IBV_WC_MW_BIND_ERR from
+//               the kernel, the window keeps its previous binding;
 //   lifetime    ibv_dereg_mr and ibv_rereg_mr of a region with a bound
 //               window: EBUSY, the region keeps working; ibv_dealloc_mw of
 //               a bound window: its rkey dies, then the region deregisters;
@@ -62,7 +74,16 @@
 
 #include <unistd.h>
 
+#include <rdma/mroce-abi.h>
+
+#include <set>
+
 #include "verbs_test.hpp"
+
+// rdma-core's private command helper (IBVERBS_PRIVATE_34): a POST_SEND
+// without work requests is the mroce SQ doorbell.
+extern "C" int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+				 struct ibv_send_wr **bad_wr);
 
 namespace {
 
@@ -652,6 +673,230 @@ void test_wr_api(World &w)
 		    "complete " + std::to_string(rc) + "; " + wc_str(wc) + "; " + wc_str(wr));
 }
 
+// The start addresses of this process's uverbs mappings (its rings).
+std::set<uintptr_t> uverbs_maps()
+{
+	std::set<uintptr_t> s;
+	std::ifstream maps("/proc/self/maps");
+	std::string line;
+	while (std::getline(maps, line))
+		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
+			s.insert(std::stoull(line, nullptr, 16));
+	return s;
+}
+
+// A zero-based type 2 window over [win(w), win(w) + kWinLen) bound
+// through p's B QP under a fresh key (0 if the bind failed).
+uint32_t bind_zb(World &w, Pair &p, Mw &mw, uint64_t id)
+{
+	mw.reset(ibv_alloc_mw(w.bpd.get(), IBV_MW_TYPE_2));
+	if (!mw)
+		return 0;
+	const uint32_t k = ibv_inc_rkey(mw->rkey);
+	ibv_wc wc = bind2(p, mw.get(), k, w.bmr.get(), win(w), kWinLen,
+			  kAllRemote | IBV_ACCESS_ZERO_BASED, id);
+	if (!wc_is(wc, id, IBV_WC_SUCCESS, IBV_WC_BIND_MW))
+		return 0;
+	++w.binds;
+	return k;
+}
+
+void test_zero_based(World &w)
+{
+	Pair p;
+	make_pair(p, w.apd.get(), w.bpd.get(), "zero based");
+	if (!p.ok)
+		return;
+	Mw mw;
+	const uint32_t k = bind_zb(w, p, mw, 60);
+	if (!ktap.result(k != 0, "zero based: a type 2 window bound with IBV_ACCESS_ZERO_BASED "
+				 "completes with IBV_WC_BIND_MW", errstr(errno)))
+		return;
+	uint8_t *const base = w.bbuf.p + kWinOff;
+	// WRITE at offset 0 and at the window's end.
+	std::memset(w.bbuf.p, 0, kBuf);
+	fill_pattern(w.asrc.p, 60, 256);
+	ibv_wc a = rdma(p, IBV_WR_RDMA_WRITE, 61, w.asrc.addr(), 256, w.asrc_mr->lkey, 0, k);
+	fill_pattern(w.asrc.p + 256, 61, 256);
+	ibv_wc b = rdma(p, IBV_WR_RDMA_WRITE, 62, w.asrc.addr(256), 256, w.asrc_mr->lkey,
+			kWinLen - 256, k);
+	ktap.result(wc_is(a, 61, IBV_WC_SUCCESS) && wc_is(b, 62, IBV_WC_SUCCESS) &&
+			    is_pattern(base, 60, 256) && is_pattern(base + kWinLen - 256, 61, 256) &&
+			    all(w.bbuf.p, 0, kWinOff) && all(base + 256, 0, kWinLen - 512) &&
+			    all(base + kWinLen, 0, kBuf - kWinOff - kWinLen),
+		    "zero based: WRITEs at offset 0 and at the end land at addr + offset, nothing "
+		    "around them",
+		    wc_str(a) + "; " + wc_str(b));
+	// READ from offset 0 (the whole window) and of its last 8 bytes.
+	fill_pattern(base, 62, kWinLen);
+	std::memset(w.adst.p, 0, kBuf);
+	a = rdma(p, IBV_WR_RDMA_READ, 63, w.adst.addr(), kWinLen, w.adst_mr->lkey, 0, k);
+	b = rdma(p, IBV_WR_RDMA_READ, 64, w.adst.addr(kWinLen), 8, w.adst_mr->lkey, kWinLen - 8,
+		 k);
+	ktap.result(wc_is(a, 63, IBV_WC_SUCCESS) && wc_is(b, 64, IBV_WC_SUCCESS) &&
+			    is_pattern(w.adst.p, 62, kWinLen) &&
+			    !std::memcmp(w.adst.p + kWinLen, base + kWinLen - 8, 8),
+		    "zero based: READs at offset 0 (whole window) and at the end return addr + "
+		    "offset's bytes",
+		    wc_str(a) + "; " + wc_str(b));
+	// Fetch-and-add on the last word (offset kWinLen - 8).
+	uint64_t v = 0x2000, orig = 0, now = 0;
+	std::memcpy(base + kWinLen - 8, &v, 8);
+	a = rdma(p, IBV_WR_ATOMIC_FETCH_AND_ADD, 65, w.adst.addr(), 8, w.adst_mr->lkey,
+		 kWinLen - 8, k, 7);
+	std::memcpy(&orig, w.adst.p, 8);
+	std::memcpy(&now, base + kWinLen - 8, 8);
+	ktap.result(wc_is(a, 65, IBV_WC_SUCCESS) && orig == 0x2000 && now == 0x2007,
+		    "zero based: fetch-and-add at offset length - 8 works on addr + offset",
+		    wc_str(a) + ", orig " + hex(orig) + ", now " + hex(now));
+	// A WRITE across the end: refused, nothing written (the pair is done).
+	std::memset(w.bbuf.p, 0, kBuf);
+	a = rdma(p, IBV_WR_RDMA_WRITE, 66, w.asrc.addr(), 64, w.asrc_mr->lkey, kWinLen - 32, k);
+	ktap.result(wc_is(a, 66, IBV_WC_REM_ACCESS_ERR) && all(w.bbuf.p, 0, kBuf),
+		    "zero based: a WRITE across length: IBV_WC_REM_ACCESS_ERR, nothing written",
+		    wc_str(a));
+
+	// Other bad accesses, each on a fresh pair and window.
+	struct Bad {
+		const char *what;
+		ibv_wr_opcode op;
+		uint64_t raddr;
+		uint32_t len;
+	};
+	const Bad bad[] = {
+		{"a READ at offset length", IBV_WR_RDMA_READ, kWinLen, 8},
+		{"a WRITE at the region's address of the window", IBV_WR_RDMA_WRITE, win(w), 64},
+		{"a READ at offset 2^64 - 8 (addr + offset wraps)", IBV_WR_RDMA_READ,
+		 ~uint64_t(0) - 7, 8},
+		{"a WRITE at offset 2^64 - 8 (addr + offset wraps)", IBV_WR_RDMA_WRITE,
+		 ~uint64_t(0) - 7, 8},
+		{"fetch-and-add at offset length", IBV_WR_ATOMIC_FETCH_AND_ADD, kWinLen, 8},
+	};
+	uint64_t id = 67;
+	for (const Bad &c : bad) {
+		Pair q;
+		make_pair(q, w.apd.get(), w.bpd.get(), std::string("zero based: ") + c.what);
+		if (!q.ok)
+			return;
+		Mw m;
+		const uint32_t kq = bind_zb(w, q, m, id++);
+		std::memset(w.bbuf.p, 0, kBuf);
+		fill_pattern(w.asrc.p, 63, 64);
+		ibv_wc wc = rdma(q, c.op, id, w.asrc.addr(), c.len, w.asrc_mr->lkey, c.raddr, kq, 1);
+		ktap.result(kq && wc_is(wc, id, IBV_WC_REM_ACCESS_ERR) && all(w.bbuf.p, 0, kBuf),
+			    std::string("zero based: ") + c.what + ": IBV_WC_REM_ACCESS_ERR, "
+			    "nothing written", wc_str(wc));
+		++id;
+	}
+
+	// Invalidation, then a plain rebind: the region's addresses again.
+	Pair r;
+	make_pair(r, w.apd.get(), w.bpd.get(), "zero based rebind");
+	if (!r.ok)
+		return;
+	Mw m2;
+	const uint32_t k1 = bind_zb(w, r, m2, 80);
+	fill_pattern(base, 64, 64);
+	a = rdma(r, IBV_WR_RDMA_READ, 81, w.adst.addr(), 64, w.adst_mr->lkey, 0, k1);
+	b = local_inv(r, k1, 82);
+	if (b.status == IBV_WC_SUCCESS)
+		++w.linv;
+	const uint32_t k2 = ibv_inc_rkey(k1);
+	ibv_wc c = m2 ? bind2(r, m2.get(), k2, w.bmr.get(), win(w), kWinLen,
+			      IBV_ACCESS_REMOTE_READ, 83) : ibv_wc{};
+	if (c.status == IBV_WC_SUCCESS && m2)
+		++w.binds;
+	std::memset(w.adst.p, 0, kBuf);
+	ibv_wc d = rdma(r, IBV_WR_RDMA_READ, 84, w.adst.addr(), 64, w.adst_mr->lkey, win(w), k2);
+	const bool got = is_pattern(w.adst.p, 64, 64);
+	ibv_wc e = rdma(r, IBV_WR_RDMA_READ, 85, w.adst.addr(), 64, w.adst_mr->lkey, 0, k2);
+	ktap.result(k1 && wc_is(a, 81, IBV_WC_SUCCESS) &&
+			    wc_is(b, 82, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV) &&
+			    wc_is(c, 83, IBV_WC_SUCCESS, IBV_WC_BIND_MW) &&
+			    wc_is(d, 84, IBV_WC_SUCCESS) && got &&
+			    wc_is(e, 85, IBV_WC_REM_ACCESS_ERR),
+		    "zero based: after LOCAL_INV a plain rebind takes the region's addresses "
+		    "again (offset 0 then fails)",
+		    wc_str(a) + "; " + wc_str(b) + "; " + wc_str(c) + "; " + wc_str(d) + "; " +
+			    wc_str(e));
+
+	// Type 1: refused by the provider at the call ...
+	Pair t;
+	make_pair(t, w.apd.get(), w.bpd.get(), "zero based type 1");
+	if (!t.ok)
+		return;
+	Mw m1(ibv_alloc_mw(w.bpd.get(), IBV_MW_TYPE_1));
+	if (!ktap.result(bool(m1), "zero based: ibv_alloc_mw type 1", errstr(errno)))
+		return;
+	const uint32_t t0 = m1->rkey;
+	int rc = 0;
+	bind1(t, m1.get(), w.bmr.get(), win(w), kWinLen,
+	      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED, 90, &rc);
+	ktap.result(rc == EINVAL && m1->rkey == t0,
+		    "zero based: ibv_bind_mw of a type 1 window with IBV_ACCESS_ZERO_BASED: "
+		    "EINVAL, rkey unchanged",
+		    errstr(rc) + ", rkey " + hex(t0) + " -> " + hex(m1->rkey));
+	// ... and by the kernel when the WQE is written by hand.  A valid
+	// bind first: the SQ whose producer moved is B's.
+	auto before = uverbs_maps();
+	Pair h;
+	make_pair(h, w.apd.get(), w.bpd.get(), "zero based type 1 by hand");
+	if (!h.ok)
+		return;
+	std::vector<mroce_ring_ctl *> sqs;
+	for (uintptr_t m : uverbs_maps()) {
+		auto *ctl = reinterpret_cast<mroce_ring_ctl *>(m);
+		if (!before.count(m) && ctl->entry_size >= 128 && ctl->entry_size % 64 == 0)
+			sqs.push_back(ctl);
+	}
+	ibv_wc ok = bind1(h, m1.get(), w.bmr.get(), win(w), kWinLen, IBV_ACCESS_REMOTE_READ, 91);
+	if (ok.status == IBV_WC_SUCCESS)
+		++w.binds;
+	const uint32_t t1 = m1->rkey;
+	mroce_ring_ctl *sq = nullptr;
+	for (auto *ctl : sqs)
+		if (__atomic_load_n(&ctl->producer, __ATOMIC_ACQUIRE) == 1)
+			sq = sq ? nullptr : ctl;
+	if (!ktap.result(wc_is(ok, 91, IBV_WC_SUCCESS, IBV_WC_BIND_MW) && sq,
+			 "zero based: a type 1 bind, and B's SQ ring found",
+			 wc_str(ok) + ", " + std::to_string(sqs.size()) + " candidate rings"))
+		return;
+	const uint32_t prod = sq->producer;
+	auto *wq = reinterpret_cast<mroce_send_wqe *>(
+		reinterpret_cast<uint8_t *>(sq) + MROCE_RING_CTL_SIZE +
+		size_t(prod & (sq->num_entries - 1)) * sq->entry_size);
+	std::memset(wq, 0, sizeof(*wq));
+	wq->wr_id = 92;
+	wq->opcode = MROCE_WR_BIND_MW;
+	wq->send_flags = MROCE_SEND_SIGNALED;
+	wq->wr.bind.addr = win(w);
+	wq->wr.bind.length = kWinLen;
+	wq->wr.bind.rkey = ibv_inc_rkey(t1);
+	wq->wr.bind.mr_lkey = w.bmr->lkey;
+	wq->wr.bind.access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED;
+	__atomic_store_n(&sq->producer, prod + 1, __ATOMIC_RELEASE);
+	ibv_send_wr *badwr = nullptr;
+	rc = ibv_cmd_post_send(h.qb.get(), nullptr, &badwr);
+	ibv_wc hw = rc ? ibv_wc{} : next_wc(h.cb.get());
+	// The window keeps its binding: a READ through the previous key at
+	// the region's address still works (a fresh pair: h is in error).
+	Pair u;
+	make_pair(u, w.apd.get(), w.bpd.get(), "zero based type 1 after");
+	if (!u.ok)
+		return;
+	fill_pattern(base, 65, 64);
+	std::memset(w.adst.p, 0, kBuf);
+	ibv_wc rd = rdma(u, IBV_WR_RDMA_READ, 93, w.adst.addr(), 64, w.adst_mr->lkey, win(w), t1);
+	ibv_wc zr = rdma(u, IBV_WR_RDMA_READ, 94, w.adst.addr(), 64, w.adst_mr->lkey, 0,
+			 ibv_inc_rkey(t1));
+	ktap.result(rc == 0 && wc_is(hw, 92, IBV_WC_MW_BIND_ERR) && wc_is(rd, 93, IBV_WC_SUCCESS) &&
+			    is_pattern(w.adst.p, 65, 64) && wc_is(zr, 94, IBV_WC_REM_ACCESS_ERR),
+		    "zero based: a type 1 ZERO_BASED bind WQE written by hand: IBV_WC_MW_BIND_ERR, "
+		    "the previous binding stays, the new key is dead",
+		    "doorbell " + errstr(rc) + "; " + wc_str(hw) + "; " + wc_str(rd) + "; " +
+			    wc_str(zr));
+}
+
 void test_errors(World &w)
 {
 	struct Case {
@@ -935,6 +1180,7 @@ int main(int argc, char **argv)
 		test_type1(w);
 		test_type2(w);
 		test_wr_api(w);
+		test_zero_based(w);
 		test_errors(w);
 		test_traffic(w);
 		test_counters(w, b0, l0, r0);

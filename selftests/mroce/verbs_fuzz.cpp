@@ -656,7 +656,8 @@ void Fuzz::op_bind_mw()
 		info.addr = g_rng();
 		info.length = g_rng();
 	}
-	info.mw_access_flags = chance(80) ? unsigned(rnd(16)) << 1 : rnd32();
+	// Bits 1 to 5: the remote rights, MW_BIND and ZERO_BASED.
+	info.mw_access_flags = chance(80) ? unsigned(rnd(32)) << 1 : rnd32();
 	const unsigned flags = chance(90) ? unsigned(rnd(16)) : rnd32();
 	if ((*w)->type == IBV_MW_TYPE_1 && chance(85)) {
 		ibv_mw_bind b{};

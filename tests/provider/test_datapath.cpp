@@ -224,6 +224,23 @@ TEST(SqPost, LocalInvAndBindMw)
 	EXPECT_EQ(mroce_sq_post_bind1(&sq.u, &lim, &w[1], &queued), 0);
 	EXPECT_EQ(queued, 1u);
 	EXPECT_EQ(sq.ctl()->producer, 3u);
+	// ZERO_BASED: a type 1 window cannot be zero based (IBA C10-75) ...
+	w[1].bind_mw.bind_info.mw_access_flags =
+		IBV_ACCESS_ZERO_BASED | IBV_ACCESS_REMOTE_READ;
+	EXPECT_EQ(mroce_sq_post_bind1(&sq.u, &lim, &w[1], &queued), EINVAL);
+	EXPECT_EQ(queued, 0u);
+	// ... a type 2 window can: the flag goes to the kernel with the rights.
+	mw.type = IBV_MW_TYPE_2;
+	w[1].next = nullptr;
+	ASSERT_EQ(mroce_sq_post(&sq.u, &lim, ah_num_of, &w[1], &bad, &queued), 0);
+	EXPECT_EQ(queued, 1u);
+	std::memcpy(&q, sq.u.ring->slot(3), sizeof(q));
+	EXPECT_EQ(q.opcode, unsigned(MROCE_WR_BIND_MW));
+	EXPECT_EQ(q.wr.bind.addr, 0x10000u);
+	EXPECT_EQ(q.wr.bind.length, 300u);
+	EXPECT_EQ(q.wr.bind.access,
+		  unsigned(IBV_ACCESS_ZERO_BASED | IBV_ACCESS_REMOTE_READ));
+	EXPECT_EQ(sq.ctl()->producer, 4u);
 }
 
 TEST(SqPost, BadWrStopsTheListAndReportsIt)
@@ -286,13 +303,14 @@ INSTANTIATE_TEST_SUITE_P(
 				static ibv_mw mw{};
 				mw.type = IBV_MW_TYPE_1;
 				w.opcode = IBV_WR_BIND_MW; w.bind_mw.mw = &mw; }, EINVAL},
-		BadCase{"bind_zero_based", [](ibv_send_wr &w, mroce_qp_limits &) {
+		BadCase{"bind_zero_based_local_write", [](ibv_send_wr &w, mroce_qp_limits &) {
 				static ibv_mw mw{};
 				static ibv_mr mr{};
 				mw.type = IBV_MW_TYPE_2;
 				w.opcode = IBV_WR_BIND_MW; w.bind_mw.mw = &mw;
 				w.bind_mw.bind_info = {&mr, 0x1000, 8,
-						       IBV_ACCESS_ZERO_BASED}; }, EOPNOTSUPP},
+						       IBV_ACCESS_ZERO_BASED |
+						       IBV_ACCESS_LOCAL_WRITE}; }, EINVAL},
 		BadCase{"bind_local_write", [](ibv_send_wr &w, mroce_qp_limits &) {
 				static ibv_mw mw{};
 				static ibv_mr mr{};

@@ -86,15 +86,18 @@ bool is_local_op(const mroce_send_wqe &w)
 }
 
 // The window part of a BIND_MW WQE: remote rights only (a window has no
-// lkey); ZERO_BASED windows are not implemented.  The kernel checks the
-// region, range and window again when the WQE executes.
-static int encode_bind(uint32_t rkey, const ibv_mw_bind_info &info, mroce_send_wqe &w)
+// lkey), and ZERO_BASED for a type 2 window (remote addresses are then
+// offsets from the bound addr).  A type 1 window cannot be zero based
+// (IBA C10-75): EINVAL, as other providers' ibv_bind_mw.  The kernel
+// checks the region, range, flags and window again when the WQE executes.
+static int encode_bind(uint32_t rkey, const ibv_mw_bind_info &info, mroce_send_wqe &w,
+		       bool type1)
 {
 	const unsigned remote =
 		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
-	if (info.mw_access_flags & IBV_ACCESS_ZERO_BASED)
-		return EOPNOTSUPP;
-	if (info.mw_access_flags & ~remote)
+	if ((info.mw_access_flags & IBV_ACCESS_ZERO_BASED) && type1)
+		return EINVAL;
+	if (info.mw_access_flags & ~(remote | IBV_ACCESS_ZERO_BASED))
 		return EINVAL;
 	if (!info.mr && (info.addr || info.length))
 		return EINVAL;
@@ -180,7 +183,8 @@ int encode_send_header(const ibv_send_wr &wr, const mroce_qp_limits &lim,
 		w.wr.rdma.rkey = wr.invalidate_rkey;
 		break;
 	case MROCE_WR_BIND_MW:
-		if (int err = encode_bind(wr.bind_mw.rkey, wr.bind_mw.bind_info, w))
+		if (int err = encode_bind(wr.bind_mw.rkey, wr.bind_mw.bind_info, w,
+					       bind_type1))
 			return err;
 		break;
 	case MROCE_WR_RDMA_WRITE:

@@ -480,8 +480,16 @@ struct mroce_fr {
  */
 struct mroce_mwin {
 	struct mroce_mr *mr;		/* bound region (VALID only) */
+	/*
+	 * Region address of the window's first byte: a remote va V (checked
+	 * against [iova, iova + length) of the window) is the region's
+	 * addr + (V - iova).  A zero-based window (type 2 only) has iova 0;
+	 * otherwise iova == addr.  addr + length does not overflow.
+	 */
+	u64 addr;
 	u32 qpn;			/* type 2: the QP it was bound through */
 	u8 type;			/* IB_MW_TYPE_1 or IB_MW_TYPE_2 */
+	bool zero_based;		/* bound with IB_ZERO_BASED */
 };
 
 struct mroce_mr {

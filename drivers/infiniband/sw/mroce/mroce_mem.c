@@ -141,9 +141,14 @@ static void mroce_mr_copy(struct mroce_mr *mr, u64 va, void *buf, u32 len,
 {
 	u64 off;
 
-	/* A window's addresses are those of its region (not zero based). */
-	if (mr->type == MROCE_MR_MW)
+	/*
+	 * A window: va (checked inside the window) translated to its
+	 * region's address, an identity unless the window is zero based.
+	 */
+	if (mr->type == MROCE_MR_MW) {
+		va = mr->mw.addr + (va - mr->iova);
 		mr = mr->mw.mr;
+	}
 	if (mr->type == MROCE_MR_DMA) {
 		mroce_copy((void *)(uintptr_t)va, buf, len, dir);
 		return;
@@ -226,8 +231,12 @@ int mroce_mr_atomic(struct mroce_mr *mr, u32 key, struct ib_pd *pd, u32 qpn,
 				    IB_ACCESS_REMOTE_ATOMIC);
 	if (err)
 		goto out;
-	/* The memory: a window's is that of its region. */
-	t = mr->type == MROCE_MR_MW ? mr->mw.mr : mr;
+	/* The memory: a window's is that of its region (as mroce_mr_copy()). */
+	t = mr;
+	if (mr->type == MROCE_MR_MW) {
+		va = mr->mw.addr + (va - mr->iova);
+		t = mr->mw.mr;
+	}
 	if (t->type == MROCE_MR_DMA) {
 		p = (u64 *)(uintptr_t)va;
 	} else if (t->type == MROCE_MR_FAST) {

@@ -9,7 +9,10 @@
  * of a user region of its PD that allows MW_BIND, with remote access
  * rights of its own; remote READ, WRITE and atomics through its key are
  * then checked against the window (mroce_mem.c) and copied through the
- * region's pinned pages.
+ * region's pinned pages.  A type 2 window bound with IB_ZERO_BASED is
+ * addressed by offsets: remote va V in [0, length) stands for addr + V
+ * of the region, addr being the start the bind named (IBA C10-75; type 1
+ * windows cannot be zero based).
  *
  * Type 1 windows are bound with ibv_bind_mw (the provider posts a bind
  * WQE), rebound at will, and unbound by a zero-length bind; they cannot
@@ -34,10 +37,12 @@
 
 #include "mroce.h"
 
-/* Access rights a window may grant (not ZERO_BASED: not implemented). */
-#define MROCE_MW_ACCESS		(IB_ACCESS_REMOTE_READ |		\
+/* Access rights a window may grant. */
+#define MROCE_MW_RIGHTS		(IB_ACCESS_REMOTE_READ |		\
 				 IB_ACCESS_REMOTE_WRITE |		\
 				 IB_ACCESS_REMOTE_ATOMIC)
+/* The access bits a bind may carry: rights, and ZERO_BASED (type 2). */
+#define MROCE_MW_ACCESS		(MROCE_MW_RIGHTS | IB_ZERO_BASED)
 
 int mroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
@@ -135,10 +140,13 @@ static int mroce_mw_hold(struct mroce_mr *mr, const struct ib_pd *pd,
  * qpn of pd; qp->lock and RCU held.  The window is the one whose key
  * index is that of w->wr.bind.rkey; it must be of pd (C10-72).  Returns 0
  * or IB_WC_MW_BIND_ERR: no such window, access other than remote
- * read/write/atomic, a type 2 window not FREE (o10-37.2.30) or bound
- * with length 0 (o10-37.2.40), or a region refused by mroce_mw_hold().
- * On success the window is VALID under w->wr.bind.rkey (type 1 with
- * length 0: FREE under it), so every earlier key is dead.
+ * read/write/atomic and ZERO_BASED, ZERO_BASED for a type 1 window
+ * (C10-75), a type 2 window not FREE (o10-37.2.30) or bound with length
+ * 0 (o10-37.2.40), or a region refused by mroce_mw_hold().  On success
+ * the window is VALID under w->wr.bind.rkey (type 1 with length 0: FREE
+ * under it), so every earlier key is dead.  A zero-based window's remote
+ * addresses are offsets: [0, length) stands for [addr, addr + length) of
+ * the region (struct mroce_mwin).
  */
 u32 mroce_mw_bind(struct mroce_dev *mdev, struct ib_pd *pd, u32 qpn,
 		  const struct mroce_send_wqe *w)
@@ -148,11 +156,17 @@ u32 mroce_mw_bind(struct mroce_dev *mdev, struct ib_pd *pd, u32 qpn,
 	struct mroce_mr *win = xa_load(&mdev->mr_xa, rkey >> 8);
 	struct mroce_mr *mr = NULL, *old = NULL;
 	unsigned long flags;
+	bool zero_based;
 	u32 status = 0;
 
 	if (!win || win->type != MROCE_MR_MW || win->pd != pd ||
 	    (access & ~MROCE_MW_ACCESS) || check_add_overflow(addr, len, &end))
 		return IB_WC_MW_BIND_ERR;
+	/* The type is fixed at alloc_mw: no lock needed to read it. */
+	zero_based = access & IB_ZERO_BASED;
+	if (zero_based && win->mw.type != IB_MW_TYPE_2)
+		return IB_WC_MW_BIND_ERR;
+	access &= MROCE_MW_RIGHTS;
 	if (len) {
 		mr = mroce_mr_lookup(mdev, w->wr.bind.mr_lkey);
 		if (!mr)
@@ -172,7 +186,9 @@ u32 mroce_mw_bind(struct mroce_dev *mdev, struct ib_pd *pd, u32 qpn,
 	win->fr.key = rkey;
 	win->mw.mr = mr;
 	win->mw.qpn = qpn;
-	win->iova = addr;
+	win->mw.addr = addr;
+	win->mw.zero_based = zero_based;
+	win->iova = zero_based ? 0 : addr;
 	win->length = len;
 	win->access = access;
 	win->fr.state = mr ? MROCE_MRS_VALID : MROCE_MRS_FREE;
