@@ -312,7 +312,6 @@ void test_create_errors(Side &a)
 		uint64_t ops;
 		ibv_qp_type type;
 	} bad[] = {
-		{"ibv_create_qp_ex UC with BIND_MW is EOPNOTSUPP", IBV_QP_EX_WITH_BIND_MW, IBV_QPT_UC},
 		{"ibv_create_qp_ex UC with LOCAL_INV is EOPNOTSUPP", IBV_QP_EX_WITH_LOCAL_INV,
 		 IBV_QPT_UC},
 		{"ibv_create_qp_ex with TSO is EOPNOTSUPP", IBV_QP_EX_WITH_TSO, IBV_QPT_RC},
