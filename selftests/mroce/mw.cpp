@@ -673,18 +673,6 @@ void test_wr_api(World &w)
 		    "complete " + std::to_string(rc) + "; " + wc_str(wc) + "; " + wc_str(wr));
 }
 
-// The start addresses of this process's uverbs mappings (its rings).
-std::set<uintptr_t> uverbs_maps()
-{
-	std::set<uintptr_t> s;
-	std::ifstream maps("/proc/self/maps");
-	std::string line;
-	while (std::getline(maps, line))
-		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
-			s.insert(std::stoull(line, nullptr, 16));
-	return s;
-}
-
 // A zero-based type 2 window over [win(w), win(w) + kWinLen) bound
 // through p's B QP under a fresh key (0 if the bind failed).
 uint32_t bind_zb(World &w, Pair &p, Mw &mw, uint64_t id)

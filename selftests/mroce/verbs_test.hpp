@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -51,6 +53,18 @@ private:
 inline std::string errstr(int e)
 {
 	return std::string(std::strerror(e)) + " (" + std::to_string(e) + ")";
+}
+
+// The start addresses of this process's uverbs mappings (its rings).
+inline std::set<uintptr_t> uverbs_maps()
+{
+	std::set<uintptr_t> s;
+	std::ifstream maps("/proc/self/maps");
+	std::string line;
+	while (std::getline(maps, line))
+		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
+			s.insert(std::stoull(line, nullptr, 16));
+	return s;
 }
 
 // Byte i of test pattern id: distinct ids give different bytes at most

@@ -675,18 +675,6 @@ void test_shared(Env &e, const char *bname)
 	close(fd);
 }
 
-// The start addresses of this process's uverbs mappings (its rings).
-std::set<uintptr_t> uverbs_maps()
-{
-	std::set<uintptr_t> s;
-	std::ifstream maps("/proc/self/maps");
-	std::string line;
-	while (std::getline(maps, line))
-		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
-			s.insert(std::stoull(line, nullptr, 16));
-	return s;
-}
-
 // One WQE written by hand into a fresh initiator's SQ ring: its status.
 ibv_wc_status raw_wqe(Env &e, uint32_t opcode, uint32_t srqn)
 {
