@@ -73,9 +73,21 @@ enum mroce_opcode {
 #define MROCE_WIRE_MAX_PATHS	64
 
 /*
+ * Segment sizes on the wire (base header byte 4, ACKETH bytes 26..27) are
+ * multiples of MROCE_SEG_UNIT, from MROCE_SEG_MIN to MROCE_MAX_PAYLOAD.
+ */
+#define MROCE_SEG_UNIT		64
+#define MROCE_SEG_MIN		256
+
+/*
  * Base header, 32 bytes, present on every packet.
  *  0 version      1 opcode       2 flags (be16)
- *  4 path (be16)  6 payload_len (be16)
+ *  4 seg (u8)     RC data (SEND*, WRITE*, READ_RESP): the segment size
+ *                 of the packet's message, in MROCE_SEG_UNIT bytes
+ *                 (4..64, 256..4096 bytes); 0: the path MTU.  Every other
+ *                 opcode: zero.
+ *  5 path (u8)    0..MROCE_WIRE_MAX_PATHS - 1
+ *  6 payload_len (be16)
  *  8 adl (u8)     data: the longest the receiver may hold its ACK, code
  *                 1..MROCE_ADL_MAX = 2^(adl-1) us; 0: the receiver's
  *                 default.  Zero in ACK and PROBE packets.
@@ -93,7 +105,8 @@ struct mroce_bth {
 	__u8 version;
 	__u8 opcode;
 	__be16 flags;
-	__be16 path;
+	__u8 seg;		/* segment size / MROCE_SEG_UNIT, 0: path MTU */
+	__u8 path;
 	__be16 payload_len;
 	__be32 dqpn;		/* adl in the top 8 bits */
 	__be32 psn;
@@ -201,7 +214,9 @@ struct mroce_xrceth {
  * 25 rnr_timer  RNR: the wait before a retry as a verbs RNR timer code,
  *               0..MROCE_RNR_TIMER_MAX (1: 10 us ... 31: 491.52 ms,
  *               0: 655.36 ms); zero unless syndrome is RNR
- * 26 rsvd (be16, zero)
+ * 26 max_seg (be16) the largest segment (payload per packet) the ACK's
+ *               sender accepts, bytes: a multiple of MROCE_SEG_UNIT in
+ *               MROCE_SEG_MIN..MROCE_MAX_PAYLOAD, or 0: the path MTU only
  * 28 ack_delay  microseconds from the trigger's arrival to this ACK
  * 32 sack[32]   bit i (byte i / 8, bit i % 8, LSB first) is set when
  *               PSN high_psn - 1 - i was received
@@ -215,7 +230,7 @@ struct mroce_acketh {
 	__be32 cmpl_msn;
 	__u8 syndrome;
 	__u8 rnr_timer;
-	__be16 rsvd0;
+	__be16 max_seg;
 	__be32 ack_delay;
 	__u8 sack[MROCE_SACK_BITS / 8];
 };

@@ -87,9 +87,11 @@ echo "# devices sent $pkts datagrams: $data RC data, $acks ACK/NAK"
 # ts ARGS...: tshark with the dissector over the capture.
 ts() { tshark -X lua_script:"$lua" -r "$pcap" "$@" 2>>"$tmp/tshark.err"; }
 # One pass (tshark starts slowly under TCG): protocols, opcode, ICRC, the
-# expert severities (warning 0x600000, error 0x800000) and malformed.
+# expert severities (warning 0x600000, error 0x800000), malformed, the
+# segment size (x 64 bytes) and the payload length.
 ts -T fields -e frame.protocols -e mroce.opcode -e mroce.icrc.ok \
-	-e _ws.expert.severity -e _ws.malformed >"$tmp/fields"
+	-e _ws.expert.severity -e _ws.malformed -e mroce.seg \
+	-e mroce.payload_len >"$tmp/fields"
 frames=$(wc -l <"$tmp/fields")
 mroce=$(awk -F'\t' '$1 ~ /:mroce$/' "$tmp/fields" | wc -l)
 echo "# capture: $frames frames, $mroce decoded as mroce"
@@ -115,19 +117,28 @@ echo "# opcodes: $(awk -F'\t' '{print $2}' "$tmp/fields" | sort | uniq -c | awk 
 check "capture: RC data packets = rc_tx_data ($rc_data, $data)" test "$rc_data" = "$data"
 check "capture: ACKs and NAKs = rc_tx_acks ($n_ack, $acks)" test "$n_ack" = "$acks"
 # What the programs post, at least (resends only add): 50 + 50 SENDs of 4
-# packets, 100 WRITEs of 8, 100 READs answered by 8 packets each, 100
-# CMP_SWAPs, UC SENDs of 4 packets both ways, UD datagrams both ways.
+# packets, 100 WRITEs of 7 (1344-byte segments, spec 5.1a; 8 in the path
+# MTU before the peer's first ACK), 100 READs answered by 7 packets each,
+# 100 CMP_SWAPs, UC SENDs of 4 packets both ways, UD datagrams both ways.
 ge() {	# ge NAME GOT MIN
 	check "capture: $1: $2 >= $3" test "$2" -ge "$3"
 }
 ge SEND "$(count 0x01)" 400
-ge WRITE "$(count 0x04)" 800
+ge WRITE "$(count 0x04)" 700
 ge READ_REQ "$(count 0x06)" 100
-ge READ_RESP "$(count 0x07)" 800
+ge READ_RESP "$(count 0x07)" 700
 ge CMP_SWAP "$(count 0x08)" 100
 ge ATOMIC_RESP "$(count 0x0a)" 100
 ge "SEND_IMM, SEND_INV, WRITE_IMM, FETCH_ADD (mroce_wr_api)" \
 	"$(count 0x02 0x03 0x05 0x09)" 4
 ge UC_SEND "$(count 0x14)" 400
 ge UD_SEND "$(count 0x12)" 100
+# Segments as large as the veth's MTU 1500 carries (netdev_seg, spec
+# 5.1a): RC data naming 1344 bytes (seg 21), none with a larger payload.
+if [ "$(cat /sys/module/rdma_mroce/parameters/netdev_seg)" = 1 ]; then
+	big=$(awk -F'\t' '$6 == 21' "$tmp/fields" | wc -l)
+	over=$(awk -F'\t' '$7 + 0 > 1344' "$tmp/fields" | wc -l)
+	check "capture: 1344-byte segments ($big packets), no payload above ($over)" \
+		test "$big" -ge 1000 -a "$over" = 0
+fi
 mroce_netns_teardown

@@ -43,4 +43,7 @@ check_fails "writing rto_min_us=abc at run time is refused" bash -c "echo abc > 
 check "a refused write changes nothing" \
 	bash -c "grep -qx 4 $pdir/paths && grep -qx 500 $pdir/cc_target_us && grep -qx 1000 $pdir/rto_min_us"
 check "writing paths=16 at run time" bash -c "echo 16 > $pdir/paths && grep -qx 16 $pdir/paths"
+check "netdev_seg is 1 by default" grep -qx 1 $pdir/netdev_seg
+check_fails "writing netdev_seg=2 at run time is refused" bash -c "echo 2 > $pdir/netdev_seg"
+check "writing netdev_seg=0 at run time" bash -c "echo 0 > $pdir/netdev_seg && grep -qx 0 $pdir/netdev_seg"
 check "rmmod after the tunables" mroce_unload

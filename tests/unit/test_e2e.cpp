@@ -32,6 +32,7 @@ struct Scenario {
 	uint32_t max_inflight;
 	int wrs;
 	uint32_t max_len;
+	uint32_t max_seg[2] = { 0, 0 };	/* mroce_params.max_seg of each end */
 };
 
 void run_scenario(const Scenario &sc)
@@ -41,6 +42,8 @@ void run_scenario(const Scenario &sc)
 	pa.max_inflight = sc.max_inflight;
 	auto pb = pa;
 	pb.seed = sc.seed + 1000;
+	pa.max_seg = sc.max_seg[0];
+	pb.max_seg = sc.max_seg[1];
 	World w(sc.seed, pa, pb);
 	w.ch.cfg = sc.ch;
 	for (auto &e : w.ep)
@@ -261,6 +264,12 @@ TEST_P(E2ESeeds, LossyReorderingDuplicatingChannel)
 	uint32_t inflight = 16u << (r() % 7);	/* 16 .. 1024 */
 	Scenario sc{ (uint64_t)seed, ch, paths, inflight, 40 + (int)(r() % 60),
 		     (uint32_t)(r() % 30000) };
+	/* segments above the path MTU (1024): both, one end, asymmetric */
+	static const uint32_t segs[4][2] = { { 0, 0 }, { 1408, 2048 },
+					     { 2048, 0 }, { 1344, 4096 } };
+	const uint32_t *sg = segs[r() % 4];
+	sc.max_seg[0] = sg[0];
+	sc.max_seg[1] = sg[1];
 	RecordProperty("paths", (int)paths);
 	run_scenario(sc);
 }
@@ -324,4 +333,135 @@ TEST(E2E, AckBlocksCoalesceAcksAcrossPaths)
 		delivered += ps.delivered_pkts;
 	}
 	EXPECT_GE(delivered * 10, a.tx_data * 9);
+}
+
+// Segments sized by what both ends accept (spec 3.6): a message posted
+// before the peer's first ACK is cut into path-MTU segments, later ones
+// into min(our max_seg, the peer's advertised), READ responses by the
+// responder likewise; an end with max_seg 0 keeps the path MTU both ways.
+TEST(E2E, SegmentsFollowTheAdvertisedSize)
+{
+	struct Case {
+		uint32_t a, b;		/* max_seg of each end */
+		uint32_t seg_ab;	/* a's segments once it heard b */
+		uint32_t seg_ba;	/* b's READ responses to a */
+	};
+	for (const Case &k : { Case{ 1408, 2048, 1408, 1408 },
+			       Case{ 2048, 1408, 1408, 1408 },
+			       Case{ 4096, 0, 1024, 1024 },
+			       Case{ 0, 4096, 1024, 1024 } }) {
+		SCOPED_TRACE(std::to_string(k.a) + "/" + std::to_string(k.b));
+		auto pa = World::params(21, 1);
+		auto pb = pa;
+		pb.seed = 22;
+		pa.max_seg = k.a;
+		pb.max_seg = k.b;
+		World w(21, pa, pb);
+		std::mt19937_64 rng(9);
+		const uint32_t len = 65536;
+		auto data = random_bytes(rng, 2 * len);
+		auto write = [&](int n) {
+			mroce_wr wr{};
+			wr.op = MROCE_WOP_WRITE;
+			wr.remote_va = kMemVa + n * len;
+			wr.rkey = kRkey;
+			wr.length = len;
+			ASSERT_EQ(w.ep[0].post(wr, std::vector<uint8_t>(
+					data.begin() + n * len,
+					data.begin() + (n + 1) * len), w.now), 0);
+			size_t want = n + 1;
+			ASSERT_TRUE(w.run_until([&] {
+				return w.ep[0].cqes.size() == want; },
+				w.now + 1000 * kMs));
+			EXPECT_EQ(w.ep[0].cqes.back().status, MROCE_ST_SUCCESS);
+		};
+		const mroce_conn_stats &a = w.ep[0].conn->st;
+		const mroce_conn_stats &b = w.ep[1].conn->st;
+		write(0);
+		EXPECT_EQ(a.tx_data, (len + 1023) / 1024) << "first: path MTU";
+		uint64_t before = a.tx_data;
+		write(1);
+		EXPECT_EQ(a.tx_data - before, (len + k.seg_ab - 1) / k.seg_ab);
+		EXPECT_TRUE(std::equal(data.begin(), data.end(),
+				       w.ep[1].mem.begin()));
+		/*
+		 * READs of what b holds: b's segments toward a, in the path
+		 * MTU until a's first ACK (of the first response) reached b
+		 */
+		for (uint32_t n = 0; n < 2; n++) {
+			uint32_t seg = n ? k.seg_ba : 1024;
+			before = b.tx_data;
+			mroce_wr rd{};
+			rd.op = MROCE_WOP_READ;
+			rd.remote_va = kMemVa + n * len;
+			rd.rkey = kRkey;
+			rd.length = len;
+			ASSERT_EQ(w.ep[0].post(rd, std::vector<uint8_t>(len),
+					       w.now), 0);
+			size_t want = 3 + n;
+			ASSERT_TRUE(w.run_until([&] {
+				return w.ep[0].cqes.size() == want; },
+				w.now + 1000 * kMs));
+			EXPECT_EQ(w.ep[0].cqes.back().status, MROCE_ST_SUCCESS);
+			EXPECT_EQ(b.tx_data - before, (len + seg - 1) / seg)
+				<< "READ " << n;
+			uint64_t ck = w.ep[0].cqes.back().cookie;
+			EXPECT_TRUE(std::equal(data.begin() + n * len,
+					       data.begin() + (n + 1) * len,
+					       w.ep[0].bufs[ck].begin()));
+		}
+		EXPECT_EQ(a.tx_retx + b.tx_retx, 0u);
+	}
+}
+
+// A receiver takes only the segment sizes it advertises: a segment above
+// its max_seg is dropped before it touches any state, and a packet naming
+// another size than its message's first packet is dropped too.
+TEST(E2E, SegmentAboveWhatTheReceiverTakesIsDropped)
+{
+	auto pa = World::params(31, 1);
+	auto pb = pa;
+	pb.seed = 32;
+	pa.max_seg = 4096;
+	pb.max_seg = 2048;
+	World w(31, pa, pb);	/* b takes 1024 (the path MTU) .. 2048 */
+	mroce_pkt p{};
+	p.version = MROCE_WIRE_VERSION;
+	p.opcode = MROCE_OP_WRITE;
+	p.ext = mroce_op_ext(MROCE_OP_WRITE);
+	p.flags = MROCE_F_FIRST;
+	p.dqpn = pb.dqpn;
+	p.dsn = w.ep[1].conn->rcv_dsn_cum;
+	p.msn = w.ep[1].conn->rcv_msn_cum;
+	p.psn = w.ep[1].conn->path[0].rcv_sb.high;
+	p.reth.va = kMemVa;
+	p.reth.rkey = kRkey;
+	p.reth.length = 8192;
+	p.seg = 4096;
+	p.payload_len = 4096;
+	std::vector<uint8_t> pl(4096, 0x5a);
+	p.payload = pl.data();
+	uint64_t drop = w.ep[1].conn->st.rx_drop;
+	EXPECT_LT(mroce_conn_rx(w.ep[1].conn.get(), &p, false, w.now), 0);
+	EXPECT_EQ(w.ep[1].conn->st.rx_drop, drop + 1);
+	EXPECT_EQ(w.ep[1].mem[0], 0);
+	/* 1024 is accepted, then the same message naming 2048 is not */
+	p.seg = 0;
+	p.payload_len = 1024;
+	EXPECT_EQ(mroce_conn_rx(w.ep[1].conn.get(), &p, false, w.now), 0);
+	EXPECT_EQ(w.ep[1].mem[0], 0x5a);
+	p.flags = 0;
+	p.offset = 2048;
+	p.dsn += 1;
+	p.psn += 1;
+	p.seg = 2048;	/* b takes 2048, but not in a 1024 message */
+	p.payload_len = 2048;
+	EXPECT_LT(mroce_conn_rx(w.ep[1].conn.get(), &p, false, w.now), 0);
+	EXPECT_EQ(w.ep[1].mem[2048], 0);
+	/* the message goes on in its own size */
+	p.seg = 0;
+	p.payload_len = 1024;
+	p.offset = 1024;
+	EXPECT_EQ(mroce_conn_rx(w.ep[1].conn.get(), &p, false, w.now), 0);
+	EXPECT_EQ(w.ep[1].mem[1024], 0x5a);
 }

@@ -332,7 +332,32 @@ TEST(Pkt, RejectBaseHeaderFields)
 	expect_reject(w, MROCE_E_FLAGS, [](auto &b) { b[3] |= MROCE_F_SOLICITED; },
 		      "solicited on WRITE");
 	expect_reject(w, MROCE_E_PATH, [](auto &b) { b[5] = 64; }, "path 64");
-	expect_reject(w, MROCE_E_PATH, [](auto &b) { b[4] = 1; }, "path 256");
+	/* byte 4 is the segment size in 64-byte units: 256..4096 bytes */
+	expect_reject(w, MROCE_E_FIELD, [](auto &b) { b[4] = 1; }, "seg 64");
+	expect_reject(w, MROCE_E_FIELD, [](auto &b) { b[4] = 3; }, "seg 192");
+	expect_reject(w, MROCE_E_FIELD, [](auto &b) { b[4] = 65; }, "seg 4160");
+	expect_reject(ack_pkt(), MROCE_E_RSVD, [](auto &b) { b[4] = 16; },
+		      "seg on an ACK");
+	{
+		mroce_pkt rr = base(MROCE_OP_READ_REQ, MROCE_F_FIRST | MROCE_F_LAST);
+		rr.reth.length = 4096;
+		expect_reject(rr, MROCE_E_RSVD, [](auto &b) { b[4] = 16; },
+			      "seg on a READ request");
+	}
+	{
+		mroce_pkt d = w;
+		d.seg = 1408;
+		auto b = build(d);
+		EXPECT_EQ(b[4], 22);
+		EXPECT_EQ(b[5], d.path);
+		mroce_pkt q;
+		ASSERT_EQ(parse(b, &q), 0);
+		EXPECT_EQ(q.seg, 1408);
+		d.seg = 1400;	/* not a multiple of 64: refused by the builder */
+		std::vector<uint8_t> buf(2048);
+		EXPECT_EQ(mroce_pkt_build(buf.data(), buf.size(), &d),
+			  MROCE_E_INVAL);
+	}
 	/* byte 8 is adl on data packets: 1..16 parse, 17 and up do not */
 	expect_reject(w, MROCE_E_FIELD, [](auto &b) { b[8] = MROCE_ADL_MAX + 1; },
 		      "adl > 16");
@@ -444,7 +469,20 @@ TEST(Pkt, RejectExtensionReservedAndValues)
 TEST(Pkt, RejectAckFields)
 {
 	mroce_pkt a = ack_pkt();
-	expect_reject(a, MROCE_E_RSVD, [](auto &b) { b[32 + 26] = 1; }, "ACK rsvd0");
+	/* offset 26 is max_seg: 0 or a multiple of 64 in 256..4096 */
+	expect_reject(a, MROCE_E_FIELD, [](auto &b) { b[32 + 27] = 1; }, "max_seg 1");
+	expect_reject(a, MROCE_E_FIELD, [](auto &b) { b[32 + 27] = 192; },
+		      "max_seg 192");
+	expect_reject(a, MROCE_E_FIELD, [](auto &b) { b[32 + 26] = 0x10; b[32 + 27] = 0x40; },
+		      "max_seg 4160");
+	{
+		mroce_pkt m = a;
+		m.ack.max_seg = 1408;
+		auto b = build(m);
+		mroce_pkt q;
+		ASSERT_EQ(parse(b, &q), 0);
+		EXPECT_EQ(q.ack.max_seg, 1408);
+	}
 	expect_reject(a, MROCE_E_RSVD, [](auto &b) { b[8] = 1; }, "adl on an ACK");
 	/* offset 28 is ack_delay: any value parses */
 	a.ack.ack_delay_us = 0xffffffff;

@@ -34,7 +34,7 @@ ts() {	# ts PCAP tshark-args...: fields (tab-separated become /)
 	tshark -X lua_script:"$lua" -r "$f" "$@" 2>>"$tmp/err" | tr '\t' /
 }
 bad='_ws.malformed || _ws.expert.severity >= 0x00600000 || mroce.rsvd.nonzero'
-echo "1..14"
+echo "1..15"
 check "every packet decodes as mroce" \
 	"$(ts "$tmp/ok.pcap" -T fields -e frame.protocols | grep -c ':mroce$')" 21
 check "opcodes in order" \
@@ -48,6 +48,9 @@ check "every ICRC correct" \
 check "base header fields" \
 	"$(ts "$tmp/ok.pcap" -Y 'frame.number == 4' -T fields -e mroce.path -e mroce.dqpn -e mroce.psn -e mroce.dsn -e mroce.msn -e mroce.tx_ts -e mroce.flags.first -e mroce.flags.last)" \
 	"3/0x00000123/1000/2000/30/123456/1/0"
+check "segment size (x 64 bytes) and an ACK's max_seg" \
+	"$(ts "$tmp/ok.pcap" -Y 'frame.number == 4 || frame.number == 11' -T fields -e mroce.seg -e mroce.ack.max_seg | tr '\n' ' ')" \
+	"21/ 0/1344 "
 check "RETH and payload" \
 	"$(ts "$tmp/ok.pcap" -Y 'frame.number == 4' -T fields -e mroce.reth.va -e mroce.reth.rkey -e mroce.reth.length -e mroce.payload_len)" \
 	"0x00007f0000001000/0x00001234/300/100"

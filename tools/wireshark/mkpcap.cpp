@@ -123,7 +123,9 @@ int main(int argc, char **argv)
 	p.payload = pl;
 	p.payload_len = 100;
 	p.reth = { 0x7f0000001000ULL, 0x1234, 300 };
+	p.seg = 1344;		/* a segment size above the path MTU */
 	pkts.push_back(build(p));
+	p.seg = 0;
 	p.opcode = MROCE_OP_WRITE_IMM;
 	p.flags = FL;
 	p.reth.length = 100;
@@ -161,6 +163,7 @@ int main(int argc, char **argv)
 	p.ack.echo_ts = 123000;
 	p.ack.cum_dsn = 1990;
 	p.ack.cmpl_msn = 29;
+	p.ack.max_seg = 1344;
 	uint8_t blk[3 * MROCE_ACK_BLK_SIZE];
 	const uint16_t bpath[3] = { 0, 5, 63 };
 	for (int k = 0; k < 3; k++) {

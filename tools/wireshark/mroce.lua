@@ -19,6 +19,10 @@ local p = Proto("mroce", "mroce transport")
 -- Wireshark 4.0 embeds Lua 5.2: bit operations come from bit32.
 local band, bxor, rshift = bit32.band, bit32.bxor, bit32.rshift
 
+-- Opcodes cut into segments: the base header's seg applies to them.
+local SEGMENTED = { [0x01] = true, [0x02] = true, [0x03] = true,
+		    [0x04] = true, [0x05] = true, [0x07] = true }
+
 local OP = {
 	[0x01] = "SEND", [0x02] = "SEND_IMM", [0x03] = "SEND_INV",
 	[0x04] = "WRITE", [0x05] = "WRITE_IMM", [0x06] = "READ_REQ",
@@ -60,7 +64,8 @@ f.f_retx = ProtoField.bool("mroce.flags.retx", "RETX", 16, nil, 0x0010)
 f.f_tlp = ProtoField.bool("mroce.flags.tlp", "TLP", 16, nil, 0x0020)
 f.f_xrc = ProtoField.bool("mroce.flags.xrc", "XRC", 16, nil, 0x0040)
 f.xrc_srqn = ProtoField.uint32("mroce.xrceth.srqn", "XRC SRQ number", base.HEX)
-f.path = ProtoField.uint16("mroce.path", "Path")
+f.seg = ProtoField.uint8("mroce.seg", "Segment size (x 64 bytes, 0: path MTU)")
+f.path = ProtoField.uint8("mroce.path", "Path")
 f.payload_len = ProtoField.uint16("mroce.payload_len", "Payload length")
 f.adl = ProtoField.uint8("mroce.adl", "ACK delay limit (code: 2^(code-1) us, 0 default)")
 f.dqpn = ProtoField.uint32("mroce.dqpn", "Destination QP", base.HEX, nil, 0x00ffffff)
@@ -86,6 +91,7 @@ f.deth_qkey = ProtoField.uint32("mroce.deth.qkey", "Q_Key", base.HEX)
 f.deth_src_qpn = ProtoField.uint32("mroce.deth.src_qpn", "Source QP", base.HEX)
 f.rsvd = ProtoField.bytes("mroce.rsvd", "Reserved")
 f.ack_delay = ProtoField.uint32("mroce.ack.ack_delay", "ACK delay (us)")
+f.ack_max_seg = ProtoField.uint16("mroce.ack.max_seg", "Largest segment accepted (bytes, 0: path MTU)")
 
 f.ack_high = ProtoField.uint32("mroce.ack.high_psn", "High PSN")
 f.ack_cum = ProtoField.uint32("mroce.ack.cum_psn", "Cumulative PSN")
@@ -230,7 +236,11 @@ local function ext(tree, tvb, name, off)
 		t:add(f.ack_cmpl_msn, tvb(off + 20, 4))
 		t:add(f.ack_syn, tvb(off + 24, 1))
 		t:add(f.ack_rnr, tvb(off + 25, 1))
-		rsvd(t, tvb, off + 26, 2)
+		t:add(f.ack_max_seg, tvb(off + 26, 2))
+		local ms = tvb(off + 26, 2):uint()
+		if ms ~= 0 and (ms % 64 ~= 0 or ms < 256 or ms > 4096) then
+			t:add_proto_expert_info(e_malformed, "max_seg not 0 or a multiple of 64 in 256..4096")
+		end
 		t:add(f.ack_delay, tvb(off + 28, 4))
 		if tvb(off + 24, 1):uint() > 4 then
 			t:add_proto_expert_info(e_malformed, "syndrome above 4")
@@ -266,7 +276,8 @@ function p.dissector(tvb, pinfo, tree)
 	fl:add(f.f_retx, tvb(2, 2))
 	fl:add(f.f_tlp, tvb(2, 2))
 	fl:add(f.f_xrc, tvb(2, 2))
-	t:add(f.path, tvb(4, 2))
+	t:add(f.seg, tvb(4, 1))
+	t:add(f.path, tvb(5, 1))
 	t:add(f.payload_len, tvb(6, 2))
 	t:add(f.adl, tvb(8, 1))
 	t:add(f.dqpn, tvb(8, 4))
@@ -277,7 +288,7 @@ function p.dissector(tvb, pinfo, tree)
 	t:add(f.tx_ts, tvb(28, 4))
 
 	local name = OP[op]
-	local path, plen = tvb(4, 2):uint(), tvb(6, 2):uint()
+	local seg, path, plen = tvb(4, 1):uint(), tvb(5, 1):uint(), tvb(6, 2):uint()
 	pinfo.cols.info = string.format("%s path %d psn %u dsn %u msn %u qp 0x%06x",
 					name or string.format("opcode 0x%02x", op),
 					path, u32(tvb, 12), u32(tvb, 16), u32(tvb, 20),
@@ -304,6 +315,12 @@ function p.dissector(tvb, pinfo, tree)
 	if off + plen + ICRC ~= len then
 		t:add_proto_expert_info(e_malformed, "payload_len does not match the datagram")
 		return len
+	end
+	if seg ~= 0 and (not SEGMENTED[op] or seg < 4 or seg > 64) then
+		t:add_proto_expert_info(e_malformed, "seg on an opcode without segments, or outside 4..64")
+	end
+	if path >= 64 then
+		t:add_proto_expert_info(e_malformed, "path >= 64")
 	end
 	local adl = tvb(8, 1):uint()
 	if adl > 16 or (adl ~= 0 and (op == 0x10 or op == 0x11)) then

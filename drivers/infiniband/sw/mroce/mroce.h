@@ -725,6 +725,7 @@ u16 mroce_udp_port(void);
 u32 mroce_param_paths(void);
 u64 mroce_param_cc_target_ns(void);
 u64 mroce_param_rto_min_ns(void);
+bool mroce_param_netdev_seg(void);
 
 /* mroce_net.c */
 int mroce_net_init(void);

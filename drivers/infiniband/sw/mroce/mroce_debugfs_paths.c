@@ -88,7 +88,7 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 	unsigned long qpn, flags;
 	bool ok;
 
-	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len rx_ack_invalid rx_resp_invalid cwnd inflight cc_cuts tx_ack_blks\n");
+	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len rx_ack_invalid rx_resp_invalid cwnd inflight cc_cuts tx_ack_blks tx_seg\n");
 	rcu_read_lock();
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		spin_lock_irqsave(&qp->lock, flags);
@@ -98,7 +98,7 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!ok)
 			continue;
-		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %u %u %llu %llu\n",
+		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %u %u %llu %llu %u\n",
 			   qpn, info.ok ? "ok" : "error", info.err_status,
 			   info.st.tx_data, info.st.tx_acks, info.st.tx_probes,
 			   info.st.tx_retx, info.st.rx_data, info.st.rx_acks,
@@ -107,7 +107,7 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 			   info.st.completions, info.msn_out, info.resp_len,
 			   info.st.rx_ack_invalid, info.st.rx_resp_invalid,
 			   info.cwnd, info.inflight, info.st.cc_cuts,
-			   info.st.tx_ack_blks);
+			   info.st.tx_ack_blks, info.tx_seg);
 	}
 	rcu_read_unlock();
 	return 0;

@@ -80,6 +80,17 @@ static struct mroce_param mroce_rto_min_us_p = { 200, 10, 1000000 };
 module_param_cb(rto_min_us, &mroce_param_ops, &mroce_rto_min_us_p, 0644);
 MODULE_PARM_DESC(rto_min_us, "floor of a path's retransmission timeout, us (200)");
 
+/*
+ * RC segments sized to the netdev MTU (spec 5.1a): each end advertises the
+ * largest payload its netdev carries in its ACKs, and messages are cut into
+ * the smaller of the two ends' sizes instead of the path MTU.  0 keeps the
+ * path MTU (for a fabric whose MTU is below the endpoints').
+ */
+static struct mroce_param mroce_netdev_seg_p = { 1, 0, 1 };
+module_param_cb(netdev_seg, &mroce_param_ops, &mroce_netdev_seg_p, 0644);
+MODULE_PARM_DESC(netdev_seg,
+		 "RC packets as large as the netdev MTU allows once the peer agrees, 0..1 (1)");
+
 u16 mroce_udp_port(void)
 {
 	return READ_ONCE(mroce_udp_port_p.val);
@@ -98,4 +109,9 @@ u64 mroce_param_cc_target_ns(void)
 u64 mroce_param_rto_min_ns(void)
 {
 	return (u64)READ_ONCE(mroce_rto_min_us_p.val) * NSEC_PER_USEC;
+}
+
+bool mroce_param_netdev_seg(void)
+{
+	return READ_ONCE(mroce_netdev_seg_p.val);
 }

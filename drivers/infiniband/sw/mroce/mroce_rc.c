@@ -797,6 +797,24 @@ void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp)
 }
 
 /*
+ * The largest RC segment this end sends and accepts (core max_seg): what
+ * the netdev's MTU carries after the largest header stack, in whole
+ * MROCE_SEG_UNITs; 0 (the path MTU only) when that is no more than the
+ * path MTU or the netdev_seg parameter is off.
+ */
+static u32 mroce_rc_max_seg(const struct mroce_qp *qp, u32 mtu)
+{
+	int room = (int)READ_ONCE(qp->mdev->ndev->mtu) - MROCE_FRAME_OVERHEAD;
+	u32 seg;
+
+	if (!mroce_param_netdev_seg() || room <= (int)mtu)
+		return 0;
+	seg = min_t(u32, room, MROCE_MAX_PAYLOAD);
+	seg -= seg % MROCE_SEG_UNIT;
+	return seg > mtu ? seg : 0;
+}
+
+/*
  * rts: the QP is going to RTS, its requester attributes (timeout, retry_cnt,
  * rnr_retry) are set.  Before that (RTR) the connection still sends: ACKs
  * and, as a responder, READ and atomic responses; it runs with the core's
@@ -816,6 +834,7 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	p->rto_min_ns = mroce_param_rto_min_ns();
 	mroce_params_set_mtu(p, mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ?
 			     mtu : 1024);
+	p->max_seg = mroce_rc_max_seg(qp, p->mtu);
 	p->dqpn = qp->dest_qpn;
 	/*
 	 * The verbs local ACK timeout (4.096 us << timeout, 0: infinite)
@@ -883,9 +902,9 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 			return;
 		}
 		mroce_dbg(qp->mdev,
-			  "QP %u: connection to QPN %u, %u paths, mtu %u, rq_psn %u, rto_init %llu us\n",
+			  "QP %u: connection to QPN %u, %u paths, mtu %u, max_seg %u, rq_psn %u, rto_init %llu us\n",
 			  qp->ibqp.qp_num, qp->dest_qpn, p.num_paths, p.mtu,
-			  p.isn_rx, p.rto_init_ns / NSEC_PER_USEC);
+			  p.max_seg, p.isn_rx, p.rto_init_ns / NSEC_PER_USEC);
 		mroce_hwc_prev_add(qp, &old);
 		qp->rq_base = qp->rq_done;
 		qp->conn_live = true;

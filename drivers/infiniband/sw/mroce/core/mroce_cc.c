@@ -39,7 +39,7 @@
 static void mroce_cc_ev_report(struct mroce_conn *c, u32 path, u8 why,
 			       u32 old, u32 cwnd)
 {
-	u32 pkt = c->p.mtu + MROCE_PKT_OVERHEAD;
+	u32 pkt = c->tx_seg + MROCE_PKT_OVERHEAD;
 
 	if (old == cwnd)
 		return;
@@ -178,7 +178,7 @@ static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 		break;
 	}
 	/* additive increase: one MTU per window's worth of acked bytes */
-	inc = mroce_div64((u64)c->p.mtu * acked_bytes, p->st.cwnd);
+	inc = mroce_div64((u64)c->tx_seg * acked_bytes, p->st.cwnd);
 	old = p->st.cwnd;
 	p->st.cwnd = mroce_cc_clamp(c, (u64)p->st.cwnd + max_t(u64, inc, 1));
 	mroce_cc_ev(c, p - c->path, MROCE_EVR_INCREASE, old, p->st.cwnd);
@@ -190,7 +190,7 @@ static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 /* The connection window's cap: max_inflight full packets. */
 u32 mroce_cc_conn_max(const struct mroce_conn *c)
 {
-	return c->p.max_inflight * (c->p.mtu + MROCE_PKT_OVERHEAD);
+	return c->p.max_inflight * (c->tx_seg + MROCE_PKT_OVERHEAD);
 }
 
 void mroce_cc_conn_init(struct mroce_conn *c)
@@ -333,7 +333,7 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 	/* grow only a window in use (not while the application idles) */
 	if (2 * (u64)(mroce_cc_conn_inflight(c) + acked_bytes) < cc->cwnd)
 		return;
-	inc = max_t(u64, mroce_div64((u64)mroce_cc_ai_pkts(c) * c->p.mtu *
+	inc = max_t(u64, mroce_div64((u64)mroce_cc_ai_pkts(c) * c->tx_seg *
 				     acked_bytes, cc->cwnd), 1);
 	old = cc->cwnd;
 	cc->cwnd = (u32)min_t(u64, (u64)cc->cwnd + inc, mroce_cc_conn_max(c));

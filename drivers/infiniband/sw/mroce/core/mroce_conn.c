@@ -99,6 +99,10 @@ static bool mroce_params_ok(const struct mroce_params *p)
 		return false;
 	if (p->mtu < 256 || p->mtu > MROCE_MAX_PAYLOAD)
 		return false;
+	if (p->max_seg && (p->max_seg % MROCE_SEG_UNIT ||
+			   p->max_seg < p->mtu ||
+			   p->max_seg > MROCE_MAX_PAYLOAD))
+		return false;
 	if (p->dqpn & ~MROCE_QPN_MASK)
 		return false;
 	if (p->sport_min > p->sport_max ||
@@ -191,6 +195,7 @@ int mroce_conn_init(struct mroce_conn *c, size_t size,
 	c->ctx = ctx;
 	c->now_ns = now_ns;
 	mroce_prng_seed(&c->rng, p->seed);
+	c->tx_seg = p->mtu;
 	mroce_cc_conn_init(c);
 	for (i = 0; i < p->num_paths; i++) {
 		mroce_path_init(c, i, now_ns);
@@ -238,10 +243,11 @@ int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
 	m->msn = msn;
 	if (mroce_wop_uses_rq(wr->op))
 		m->rq_seq = c->rq_seq_nxt++;
+	m->seg = c->tx_seg;
 	if (mroce_wop_needs_resp(wr->op))
 		m->pkts = 1;
 	else
-		m->pkts = wr->length ? (wr->length - 1) / c->p.mtu + 1 : 1;
+		m->pkts = wr->length ? (wr->length - 1) / m->seg + 1 : 1;
 	m->in_use = 1;
 	c->msn_nxt++;
 	c->msn_started = true;
@@ -375,6 +381,7 @@ void mroce_conn_get_info(const struct mroce_conn *c,
 	out->resp_len = c->resp_len;
 	out->cwnd = c->cc.cwnd;
 	out->inflight = mroce_cc_conn_inflight(c);
+	out->tx_seg = c->tx_seg;
 }
 
 int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,

@@ -85,6 +85,7 @@ struct mroce_ack {
 	u32 cmpl_msn;
 	u8 syndrome;		/* enum mroce_syndrome */
 	u8 rnr_timer;
+	u16 max_seg;		/* ACKETH: the sender's largest segment, 0: mtu */
 	u64 sack[MROCE_SACK_WORDS];	/* bit i: PSN high_psn - 1 - i */
 };
 
@@ -98,6 +99,7 @@ struct mroce_pkt {
 	u8 opcode;		/* enum mroce_opcode */
 	u16 flags;		/* MROCE_F_* */
 	u16 path;
+	u16 seg;		/* RC data: segment size in bytes, 0: path MTU */
 	u16 payload_len;
 	u8 adl;			/* data: ACK delay limit code (MROCE_ADL_MAX) */
 	u32 dqpn;
@@ -205,7 +207,15 @@ u32 mroce_prng_below(struct mroce_prng *r, u32 n);
 struct mroce_params {
 	u32 num_paths;		/* 1..MROCE_MAX_PATHS, default 16 */
 	u32 max_inflight;	/* power of 2, 16..MROCE_MAX_INFLIGHT (1024) */
-	u32 mtu;		/* payload bytes/packet, 256..4096 (4096) */
+	u32 mtu;		/* path MTU: payload bytes/packet, 256..4096 (4096) */
+	/*
+	 * Largest segment (payload per packet) this end sends and accepts,
+	 * bytes: 0, or a multiple of MROCE_SEG_UNIT in [mtu,
+	 * MROCE_MAX_PAYLOAD].  Advertised in every ACK; messages are cut into
+	 * min(ours, the peer's advertised) once the peer advertised one,
+	 * into mtu before and when either is 0 (spec 5.1a).  (0)
+	 */
+	u32 max_seg;
 	u32 dqpn;		/* peer QPN put in every packet */
 	u16 sport_min;		/* source port entropy range (49152) */
 	u16 sport_max;		/* inclusive (65535) */
@@ -635,6 +645,8 @@ struct mroce_smsg {
 	u32 resp_done;		/* READ bytes placed / atomic received */
 	u64 atomic_orig;
 	u32 first_dsn;		/* DSN of the first packet */
+	u32 seg;		/* its segment size, bytes (fixed at post) */
+	u32 resp_seg;		/* READ_RESP: the responder's segment size */
 	u32 resp_base;		/* READ_RESP: DSN of offset 0 */
 	u8 resp_have_base;
 	u8 resp_complete;	/* READ/ATOMIC: whole response received */
@@ -658,6 +670,7 @@ struct mroce_rmsg {
 	u16 path;		/* path of the latest packet */
 	u8 have_base;
 	u32 base_dsn;		/* DSN of offset 0 (DSNs are contiguous) */
+	u32 seg;		/* the sender's segment size, bytes */
 	u32 dsn, psn;		/* of the latest packet (named by a NAK) */
 	u32 total;
 	u32 placed;
@@ -681,6 +694,7 @@ struct mroce_resp {
 	u8 xrc;			/* the request's XRCETH */
 	u32 xrc_srqn;
 	u32 len;
+	u32 seg;		/* segment size, bytes (fixed when queued) */
 	u32 next_off;
 	u32 pkts;
 	u32 pkts_acked;
@@ -765,6 +779,7 @@ struct mroce_conn {
 	u32 msn_una, msn_seg, msn_nxt;	/* our messages */
 	u32 rq_seq_nxt;
 	u32 tx_since_ackreq;	/* data packets since one asked for an ACK */
+	u32 tx_seg;		/* segment size of new messages, bytes */
 	struct mroce_smsg smsg[MROCE_MAX_MSGS];
 	struct mroce_resp resp[MROCE_MAX_RESP];
 	u32 resp_head, resp_len;	/* FIFO of resp slots in MSN order */
@@ -906,6 +921,7 @@ struct mroce_conn_info {
 	u32 resp_len;		/* READ/atomic responses being served */
 	u32 cwnd;		/* connection congestion window, bytes */
 	u32 inflight;		/* window bytes in flight, all paths */
+	u32 tx_seg;		/* segment size of messages posted now, bytes */
 };
 
 void mroce_conn_get_info(const struct mroce_conn *c,

@@ -84,19 +84,36 @@ static inline u32 mroce_wlen(u32 len)
 /*
  * Segmentation, checked by the receiver of a message (request or READ
  * response) so that "every byte placed" can be counted exactly: every
- * packet but the last carries mtu bytes at a multiple of mtu, the last
+ * packet but the last carries seg bytes at a multiple of seg, the last
  * the rest, and the packets of a message have contiguous DSNs (the
- * packet at offset k * mtu has DSN base + k).  Both ends use the same
- * path MTU, as IB requires of full-size middle packets.
+ * packet at offset k * seg has DSN base + k).  seg is the message's
+ * segment size, named by each of its packets (mroce_rx_seg()).
  */
-static inline bool mroce_seg_ok(const struct mroce_conn *c, u32 off, u32 len,
-				u32 total)
+static inline bool mroce_seg_ok(u32 seg, u32 off, u32 len, u32 total)
 {
-	if (off % c->p.mtu)
+	if (off % seg)
 		return false;
 	if (!total)
 		return !off && !len;
-	return off < total && len == min_t(u32, c->p.mtu, total - off);
+	return off < total && len == min_t(u32, seg, total - off);
+}
+
+/* The largest segment this end accepts (mroce_params.max_seg). */
+static inline u32 mroce_rx_seg_max(const struct mroce_conn *c)
+{
+	return max_t(u32, c->p.mtu, c->p.max_seg);
+}
+
+/*
+ * The segment size a received RC data packet names (0 on the wire: the
+ * path MTU), or 0 when it is one this end does not accept.
+ */
+static inline u32 mroce_rx_seg(const struct mroce_conn *c,
+			       const struct mroce_pkt *pkt)
+{
+	u32 seg = pkt->seg ? pkt->seg : c->p.mtu;
+
+	return seg >= MROCE_SEG_MIN && seg <= mroce_rx_seg_max(c) ? seg : 0;
 }
 
 /* Work request opcodes: responses, receive WQEs, wire opcode (0: none). */

@@ -93,6 +93,29 @@ static const struct mroce_op_desc mroce_ops[MROCE_OP_UC_WRITE_IMM + 1] = {
 				    MROCE_EXT_IMETH },
 };
 
+/* Opcodes whose messages are cut into segments: the base header's seg. */
+static bool mroce_op_segmented(u8 opcode)
+{
+	switch (opcode) {
+	case MROCE_OP_SEND:
+	case MROCE_OP_SEND_IMM:
+	case MROCE_OP_SEND_INV:
+	case MROCE_OP_WRITE:
+	case MROCE_OP_WRITE_IMM:
+	case MROCE_OP_READ_RESP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A segment size the wire can name (base header seg, ACKETH max_seg). */
+static bool mroce_seg_valid(u32 seg)
+{
+	return !(seg % MROCE_SEG_UNIT) && seg >= MROCE_SEG_MIN &&
+	       seg <= MROCE_MAX_PAYLOAD;
+}
+
 static const struct mroce_op_desc *mroce_op(u8 opcode)
 {
 	if (opcode >= ARRAY_SIZE(mroce_ops) || !mroce_ops[opcode].valid)
@@ -268,8 +291,9 @@ static int mroce_parse_ack(const u8 *p, struct mroce_ack *a)
 	a->syndrome = p[24];
 	a->rnr_timer = p[25];
 	a->ack_delay_us = mroce_get_be32(p + 28);
-	if (mroce_get_be16(p + 26))
-		return MROCE_E_RSVD;
+	a->max_seg = mroce_get_be16(p + 26);
+	if (a->max_seg && !mroce_seg_valid(a->max_seg))
+		return MROCE_E_FIELD;
 	if (a->syndrome > MROCE_SYN_MAX)
 		return MROCE_E_FIELD;
 	if ((a->rnr_timer && a->syndrome != MROCE_SYN_RNR) ||
@@ -360,7 +384,8 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	pkt->version = buf[0];
 	pkt->opcode = buf[1];
 	pkt->flags = mroce_get_be16(buf + 2);
-	pkt->path = mroce_get_be16(buf + 4);
+	pkt->seg = (u16)(buf[4] * MROCE_SEG_UNIT);
+	pkt->path = buf[5];
 	pkt->payload_len = mroce_get_be16(buf + 6);
 	pkt->adl = buf[8];
 	pkt->dqpn = mroce_get_be32(buf + 8) & MROCE_QPN_MASK;
@@ -391,6 +416,10 @@ int mroce_pkt_parse(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 		return MROCE_E_FLAGS;
 	if (pkt->path >= MROCE_WIRE_MAX_PATHS)
 		return MROCE_E_PATH;
+	if (pkt->seg && !mroce_op_segmented(pkt->opcode))
+		return MROCE_E_RSVD;
+	if (pkt->seg && !mroce_seg_valid(pkt->seg))
+		return MROCE_E_FIELD;
 	if (pkt->adl > MROCE_ADL_MAX)
 		return MROCE_E_FIELD;
 	if (pkt->adl && !mroce_op_is_data(pkt->opcode))
@@ -526,7 +555,7 @@ static void mroce_pkt_put_ack(u8 *p, const struct mroce_ack *a)
 	mroce_put_be32(p + 20, a->cmpl_msn);
 	p[24] = a->syndrome;
 	p[25] = a->rnr_timer;
-	memset(p + 26, 0, 2);
+	mroce_put_be16(p + 26, a->max_seg);
 	mroce_put_be32(p + 28, a->ack_delay_us);
 	mroce_put_sack(p + 32, a);
 }
@@ -540,6 +569,10 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 	if (!d)
 		return MROCE_E_OPCODE;
 	if (pkt->path >= MROCE_WIRE_MAX_PATHS ||
+	    (pkt->seg && (!mroce_op_segmented(pkt->opcode) ||
+			  !mroce_seg_valid(pkt->seg))) ||
+	    (d->ext & MROCE_EXT_ACKETH && pkt->ack.max_seg &&
+	     !mroce_seg_valid(pkt->ack.max_seg)) ||
 	    pkt->dqpn & ~MROCE_QPN_MASK ||
 	    pkt->adl > MROCE_ADL_MAX ||
 	    (pkt->adl && !mroce_op_is_data(pkt->opcode)) ||
@@ -556,7 +589,8 @@ int mroce_pkt_build_hdr(u8 *buf, u32 buflen, const struct mroce_pkt *pkt)
 	buf[0] = MROCE_WIRE_VERSION;
 	buf[1] = pkt->opcode;
 	mroce_put_be16(buf + 2, pkt->flags);
-	mroce_put_be16(buf + 4, pkt->path);
+	buf[4] = (u8)(pkt->seg / MROCE_SEG_UNIT);
+	buf[5] = (u8)pkt->path;
 	mroce_put_be16(buf + 6, pkt->payload_len);
 	mroce_put_be32(buf + 8, (u32)pkt->adl << 24 | pkt->dqpn);
 	mroce_put_be32(buf + 12, pkt->psn);

@@ -118,7 +118,8 @@ static int mroce_recv_request(struct mroce_conn *c,
 {
 	bool data = pkt->ext & (MROCE_EXT_RETH | MROCE_EXT_SETH) &&
 		    pkt->opcode != MROCE_OP_READ_REQ;
-	u32 base = pkt->dsn - pkt->offset / c->p.mtu;
+	u32 seg = mroce_rx_seg(c, pkt);
+	u32 base;
 	struct mroce_rmsg *r;
 	struct mroce_place pl;
 	int ret = 0;
@@ -132,13 +133,17 @@ static int mroce_recv_request(struct mroce_conn *c,
 	 * is the message's base DSN + its segment index; anything else is
 	 * dropped unrecorded.
 	 */
-	if (data && !mroce_seg_ok(c, pkt->offset, pkt->payload_len,
+	if (!seg)
+		return MROCE_E_PAYLOAD;
+	if (data && !mroce_seg_ok(seg, pkt->offset, pkt->payload_len,
 				  mroce_pkt_msg_len(pkt)))
 		return MROCE_E_BOUNDS;
 	if (!data && (pkt->offset || pkt->payload_len))
 		return MROCE_E_BOUNDS;
+	base = pkt->dsn - pkt->offset / seg;
 	r = mroce_rmsg_of(c, pkt->msn);
-	if (r->in_use && r->msn == pkt->msn && r->base_dsn != base)
+	if (r->in_use && r->msn == pkt->msn &&
+	    (r->base_dsn != base || (data && r->seg != seg)))
 		return MROCE_E_FIELD;
 	if (!r->in_use) {
 		memset(r, 0, sizeof(*r));
@@ -162,6 +167,7 @@ static int mroce_recv_request(struct mroce_conn *c,
 		r->xrc_srqn = pkt->xrc_srqn;
 		r->have_len = 1;
 		r->base_dsn = base;
+		r->seg = seg;
 		r->have_base = 1;
 		/* XRC target: every request names an SRQ; elsewhere none */
 		if (r->xrc != c->p.xrc_tgt)
@@ -261,7 +267,8 @@ static int mroce_resp_push(struct mroce_conn *c, const struct mroce_rmsg *r,
 	s->orig = orig;
 	if (opcode == MROCE_OP_READ_RESP) {
 		s->len = r->total;
-		s->pkts = r->total ? (r->total - 1) / c->p.mtu + 1 : 1;
+		s->seg = c->tx_seg;
+		s->pkts = r->total ? (r->total - 1) / s->seg + 1 : 1;
 	} else {
 		s->len = 0;
 		s->pkts = 1;
@@ -451,7 +458,7 @@ int mroce_recv_data(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		p->rcv_ce++;
 	if (c->state != MROCE_CONN_OK)
 		return MROCE_E_STATE;
-	if (pkt->payload_len > c->p.mtu) {
+	if (pkt->payload_len > mroce_rx_seg_max(c)) {
 		c->st.rx_drop++;
 		return MROCE_E_PAYLOAD;
 	}
@@ -577,6 +584,8 @@ static void mroce_recv_build_ack(struct mroce_conn *c, u32 i, u64 now,
 	pkt->ack.ack_delay_us = mroce_ack_delay_us(p, now);
 	pkt->ack.cum_dsn = c->rcv_dsn_cum;
 	pkt->ack.cmpl_msn = c->rcv_msn_cum;
+	/* what we accept, so that the peer may cut larger segments */
+	pkt->ack.max_seg = c->p.max_seg > c->p.mtu ? c->p.max_seg : 0;
 	tx->sport = mroce_ack_sport(c, i);
 	c->st.tx_acks++;
 }

@@ -304,6 +304,20 @@ static u64 mroce_ack_rtt(const struct mroce_path *p, const struct mroce_ack *a,
 	return r;
 }
 
+/*
+ * The peer's ACKs advertise the largest segment it accepts (max_seg, 0:
+ * the path MTU only): messages queued from now on are cut into the
+ * smaller of that and ours, never below the path MTU (spec 5.1a).
+ */
+static void mroce_send_peer_seg(struct mroce_conn *c, u16 peer)
+{
+	u32 seg = c->p.mtu;
+
+	if (peer && c->p.max_seg > c->p.mtu)
+		seg = max_t(u32, c->p.mtu, min_t(u32, c->p.max_seg, peer));
+	c->tx_seg = seg;
+}
+
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 {
 	const struct mroce_ack *a = &pkt->ack;
@@ -335,6 +349,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		}
 		return MROCE_E_WINDOW;
 	}
+	mroce_send_peer_seg(c, a->max_seg);
 
 	if (a->syndrome == MROCE_SYN_RNR) {
 		c->st.nak_rx++;
@@ -441,7 +456,7 @@ int mroce_send_on_resp(struct mroce_conn *c, const struct mroce_pkt *pkt)
 {
 	struct mroce_smsg *m = mroce_smsg_out(c, pkt->msn);
 	struct mroce_place pl;
-	u32 base;
+	u32 base, seg;
 	int ret;
 
 	/* a response to a request we sent, not yet answered */
@@ -451,14 +466,19 @@ int mroce_send_on_resp(struct mroce_conn *c, const struct mroce_pkt *pkt)
 		if (m->wr.op != MROCE_WOP_READ ||
 		    pkt->rresp_len != m->wr.length)
 			return MROCE_E_FIELD;
-		/* the completion rule of mroce_recv_seg_ok(), our side */
-		if (!mroce_seg_ok(c, pkt->offset, pkt->payload_len,
+		/* the completion rule of mroce_recv_request(), our side */
+		seg = mroce_rx_seg(c, pkt);
+		if (!seg)
+			return MROCE_E_PAYLOAD;
+		if (!mroce_seg_ok(seg, pkt->offset, pkt->payload_len,
 				  m->wr.length))
 			return MROCE_E_BOUNDS;
-		base = pkt->dsn - pkt->offset / c->p.mtu;
-		if (m->resp_have_base && base != m->resp_base)
+		base = pkt->dsn - pkt->offset / seg;
+		if (m->resp_have_base &&
+		    (base != m->resp_base || seg != m->resp_seg))
 			return MROCE_E_FIELD;
 		m->resp_base = base;
+		m->resp_seg = seg;
 		m->resp_have_base = 1;
 		if (pkt->payload_len) {
 			memset(&pl, 0, sizeof(pl));
@@ -526,6 +546,7 @@ static void mroce_fill_data(struct mroce_conn *c,
 		pkt->opcode = r->opcode;
 		if (r->opcode == MROCE_OP_READ_RESP) {
 			pkt->rresp_len = r->len;
+			pkt->seg = r->seg != c->p.mtu ? (u16)r->seg : 0;
 			if (ent->len) {
 				tx->src = MROCE_SRC_LOCAL_MEM;
 				tx->src_va = r->va + ent->offset;
@@ -541,6 +562,8 @@ static void mroce_fill_data(struct mroce_conn *c,
 		const struct mroce_wr *wr = &m->wr;
 
 		pkt->opcode = mroce_wop_opcode(wr->op);
+		if (!mroce_wop_needs_resp(wr->op) && m->seg != c->p.mtu)
+			pkt->seg = (u16)m->seg;
 		pkt->reth.va = wr->remote_va;
 		pkt->reth.rkey = wr->rkey;
 		pkt->reth.length = wr->length;
@@ -812,7 +835,7 @@ static int mroce_tx_resp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		if (!r->in_use || r->pkts_sent >= r->pkts)
 			continue;
 		len = r->opcode == MROCE_OP_READ_RESP ?
-		      min_t(u32, c->p.mtu, r->len - r->next_off) : 0;
+		      min_t(u32, r->seg, r->len - r->next_off) : 0;
 		i = mroce_path_pick(c, mroce_wlen(len));
 		if (i < 0)
 			return 0;
@@ -872,7 +895,7 @@ static int mroce_tx_req(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		if (m->wr.fence && !m->next_off && mroce_rd_atomic_out(c))
 			return 0;
 		len = mroce_wop_needs_resp(m->wr.op) ? 0 :
-		      min_t(u32, c->p.mtu, m->wr.length - m->next_off);
+		      min_t(u32, m->seg, m->wr.length - m->next_off);
 		i = mroce_path_pick(c, mroce_wlen(len));
 		if (i < 0)
 			return 0;
