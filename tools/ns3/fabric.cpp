@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include "fabric.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 using namespace ns3;
@@ -296,13 +297,12 @@ void Fabric::link(uint32_t a, uint32_t b, const LinkCfg &c, int plane, bool a_is
 	// A short device queue: the queue disc above it is the port buffer.
 	p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("2p")));
 	NetDeviceContainer d = p2p.Install(nodes.Get(a), nodes.Get(b));
-	static uint32_t aux = 0x0b000001;	// 11.0.0.1 .. switch-side addresses
 	for (uint32_t k = 0; k < 2; k++) {
 		uint32_t node = k ? b : a;
 		Ptr<Ipv4> ip = nodes.Get(node)->GetObject<Ipv4>();
 		int32_t i = ip->AddInterface(d.Get(k));
 		bool is_host = k == 0 && a_is_host;
-		Ipv4Address addr = is_host && plane == 0 ? HashEcmpRouting::host_addr(a) : Ipv4Address(aux++);
+		Ipv4Address addr = is_host && plane == 0 ? HashEcmpRouting::host_addr(a) : Ipv4Address(aux_addr_++);
 		ip->AddAddress(i, Ipv4InterfaceAddress(addr, Ipv4Mask("255.255.255.255")));
 		ip->SetUp(i);
 		TrafficControlHelper tch;
@@ -392,7 +392,7 @@ uint64_t Fabric::plane_tx_pkts(int plane) const
 {
 	uint64_t n = 0;
 	for (const LinkEnd &e : ends)
-		if (e.plane == plane)
+		if (e.plane == plane && e.host_uplink)
 			n += e.qdisc->GetStats().nTotalSentPackets;
 	return n;
 }

@@ -166,8 +166,7 @@ public:
 	uint64_t queue_drops() const;
 	uint64_t loss_drops() const;
 	uint64_t down_drops() const;
-	// Packets (data and control) sent into plane `plane` by switches and
-	// hosts (the host uplinks of that plane).
+	// Packets (data and control) the hosts sent into plane `plane`.
 	uint64_t plane_tx_pkts(int plane) const;
 
 	TopoCfg cfg;
@@ -182,6 +181,8 @@ public:
 
 private:
 	void link(uint32_t a, uint32_t b, const LinkCfg &c, int plane, bool a_is_host);
+
+	uint32_t aux_addr_ = 0x0b000001;	// 11.0.0.1..: addresses of non-host interfaces
 };
 
 }  // namespace mroce_ns3

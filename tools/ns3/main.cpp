@@ -28,6 +28,7 @@ struct Opts {
 	std::string out = ".";
 	uint64_t seed = 1;
 	uint32_t hosts = 0;		// 0: the scenario's default
+	uint32_t flows = 8;		// bulk: cross-leaf flows
 	uint64_t bytes = 0;
 	double loss = -1;
 	std::vector<std::string> transports;
@@ -263,7 +264,7 @@ void sc_bulk(const Opts &o)
 		s.topo = leaf_spine(4, 4, 4);
 		s.loss_pct = std::max(0.0, o.loss);
 		s.seed = o.seed;
-		s.workload = bulk_cross(16, 8, bytes);
+		s.workload = bulk_cross(16, o.flows, bytes);
 		csv.line(csv_row(run(s)));
 	}
 }
@@ -363,7 +364,7 @@ void sc_allreduce(const Opts &o)
 				std::vector<uint32_t> rank;
 				for (uint32_t r = 0; r < n; r++)
 					rank.push_back((r % tp.leaves) * tp.hosts_per_leaf + r / tp.leaves);
-				return std::make_unique<RingAllReduce>(rank, (uint32_t)(bytes / n));
+				return std::make_unique<RingAllReduce>(rank, (uint32_t)(bytes / n) & ~7u);
 			};
 			csv.line(csv_row(run(s)));
 		}
@@ -423,7 +424,7 @@ void sc_scale(const Opts &o)
 				std::vector<uint32_t> rank;
 				for (uint32_t r = 0; r < n; r++)
 					rank.push_back((r % tp.leaves) * tp.hosts_per_leaf + r / tp.leaves);
-				return std::make_unique<RingAllReduce>(rank, (uint32_t)(bytes / n));
+				return std::make_unique<RingAllReduce>(rank, (uint32_t)(bytes / n) & ~7u);
 			};
 			csv.line(csv_row(run(s)));
 		}
@@ -542,6 +543,14 @@ int sc_regress(const Opts &o)
 		s.seed = o.seed;
 		s.t_end = 200 * kMs;
 		s.actions.push_back({300 * kUs, [](Fabric &f) { f.set_plane_up(1, false); }});
+		// Late in the outage: packets black-holed vs packets the
+		// hosts sent into the live plane, between 1.5 and 2.5 ms.
+		auto snap = std::make_shared<std::vector<uint64_t>>();
+		for (uint64_t t : {1500 * kUs, 2500 * kUs})
+			s.actions.push_back({t, [snap](Fabric &f) {
+						     snap->push_back(f.down_drops());
+						     snap->push_back(f.plane_tx_pkts(0));
+					     }});
 		s.workload = [=] {
 			std::vector<Bulk::Spec> v;
 			for (uint32_t i = 0; i < 4; i++)
@@ -552,6 +561,12 @@ int sc_regress(const Opts &o)
 		check(r.finished && r.flows_failed == 0 && r.delivery.empty(),
 		      "every flow completed clean across the outage");
 		check(r.downs > 0 || r.steers > 0, "paths were declared down or steered");
+		bool snapped = snap->size() == 4;
+		double dead = snapped ? (double)((*snap)[2] - (*snap)[0]) : 1e9;
+		double live = snapped ? (double)((*snap)[3] - (*snap)[1]) : 0;
+		check(snapped && live > 1000 && dead < 0.01 * live,
+		      fmt("1.5..2.5 ms: %.0f packets black-holed < 1%% of %.0f into the live plane",
+			  dead, live));
 	}
 
 	printf("regress 6: determinism\n");
@@ -597,6 +612,8 @@ int main(int argc, char **argv)
 			o.loss = std::stod(val());
 		else if (a == "--transports")
 			o.transports = split(val());
+		else if (a == "--flows")
+			o.flows = (uint32_t)std::stoul(val());
 		else if (a == "--quick")
 			o.quick = true;
 		else

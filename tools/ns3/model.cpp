@@ -61,6 +61,9 @@ void configure_tcp(const ModelCfg &c)
 	// the same 1 ms floor as the go-back-N model's fixed timer.
 	Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(1)));
 	Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(1)));
+	// BBR is rate-based: ns-3 paces only when asked to.
+	Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(c.tcp_cc == "bbr"));
+	Config::SetDefault("ns3::TcpSocketState::MaxPacingRate", DataRateValue(DataRate("400Gbps")));
 	Config::SetDefault("ns3::TcpSocketBase::UseEcn",
 			   StringValue(c.tcp_cc == "dctcp" ? "On" : "Off"));
 }
