@@ -4,20 +4,22 @@
 # Run the ns-3 model's scenarios (mroce next to go-back-N, DCTCP, Cubic,
 # BBR on the same fabric), the cross-check against tools/sim, and write
 # CSV + PNG + summary.md to OUTDIR.
-#   tools/ns3/run_scenarios.sh OUTDIR [--quick] [--large]
-# --quick: small sizes (a few minutes); --large: also the 1,024-host runs
-# (all-reduce and grouped all-to-all, ~10-20 min more).  Binaries are
+#   tools/ns3/run_scenarios.sh OUTDIR [--quick] [--large] [--report]
+# --quick: small sizes (about a minute); --large: also the 1,024-host runs
+# (all-reduce and grouped all-to-all, ~15 min more); --report: run nothing,
+# only redo the cross-check, plots and summary.md from OUTDIR's files.  Binaries are
 # built in $BUILD (default <repo>/build) unless MROCE_NS3 / MROCE_SIM name
 # them.  Runs under nice -n 10, one process at a time.
 set -euo pipefail
 
-out=${1:?usage: $0 OUTDIR [--quick] [--large]}
+out=${1:?usage: $0 OUTDIR [--quick] [--large] [--report]}
 shift
-quick= large=
+quick= large= report=
 for a in "$@"; do
 	case $a in
 	--quick) quick=--quick ;;
 	--large) large=1 ;;
+	--report) report=1 ;;
 	*) echo "unknown option $a" >&2; exit 2 ;;
 	esac
 done
@@ -25,7 +27,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
 ns3=${MROCE_NS3:-}
 sim=${MROCE_SIM:-}
-if [ -z "$ns3" ] || [ -z "$sim" ]; then
+if [ -z "$report" ] && { [ -z "$ns3" ] || [ -z "$sim" ]; }; then
 	[ -f "$build/CMakeCache.txt" ] ||
 		cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	nice -n 10 cmake --build "$build" --target mroce_sim -j 2 >/dev/null
@@ -53,37 +55,39 @@ run() {	# name binary args...: logs to logs/name.log
 	echo "   $((SECONDS - t0)) s"
 }
 
-mib=$((1 << 20))
-run regress "$ns3" regress --out "$out"
-if [ -n "$quick" ]; then
-	run bulk "$ns3" bulk --out "$out" --bytes $((4 * mib))
-	run loss "$ns3" loss --out "$out" --bytes $((4 * mib))
-	run incast "$ns3" incast --out "$out"
-	run alltoall "$ns3" alltoall --out "$out"
-	run allreduce "$ns3" allreduce --out "$out" --hosts 16 --bytes $((4 * mib))
-	run plane "$ns3" plane --out "$out" --bytes $((24 * mib)) --transports mroce,dctcp
-	run scale "$ns3" scale --out "$out" --hosts 64
-else
-	run bulk "$ns3" bulk --out "$out"
-	# 32 MiB flows: the same workload as tools/sim's loss scenario
-	run loss "$ns3" loss --out "$out" --bytes $((32 * mib))
-	run incast "$ns3" incast --out "$out"
-	run alltoall "$ns3" alltoall --out "$out"
-	run allreduce "$ns3" allreduce --out "$out" --hosts 64
-	run plane "$ns3" plane --out "$out"
-	run scale "$ns3" scale --out "$out" --hosts 256
-	# the in-house simulator on the workloads both can run
-	run sim_loss "$sim" loss --out "$out/sim"
-	run sim_allreduce "$sim" allreduce --nodes 64 --out "$out/sim"
-	run sim_fct "$sim" fct --out "$out/sim"
-fi
-if [ -n "$large" ]; then
-	# 1,024 hosts: 32 leaves x 32 hosts, 32 spines (non-blocking)
-	run scale1024 "$ns3" scale --out "$out/large" --hosts 1024 --transports mroce,dctcp
-	run alltoall1024 "$ns3" alltoall --out "$out/large" --hosts 1024 --group 16 \
-		--bytes $((256 << 10)) --transports mroce,dctcp
-fi
-
+run_all() {
+	local mib=$((1 << 20))
+	run regress "$ns3" regress --out "$out"
+	if [ -n "$quick" ]; then
+		run bulk "$ns3" bulk --out "$out" --bytes $((4 * mib))
+		run loss "$ns3" loss --out "$out" --bytes $((4 * mib))
+		run incast "$ns3" incast --out "$out"
+		run alltoall "$ns3" alltoall --out "$out"
+		run allreduce "$ns3" allreduce --out "$out" --hosts 16 --bytes $((4 * mib))
+		run plane "$ns3" plane --out "$out" --bytes $((24 * mib)) --transports mroce,dctcp
+		run scale "$ns3" scale --out "$out" --hosts 64
+	else
+		run bulk "$ns3" bulk --out "$out"
+		# 32 MiB flows: the same workload as tools/sim's loss scenario
+		run loss "$ns3" loss --out "$out" --bytes $((32 * mib))
+		run incast "$ns3" incast --out "$out"
+		run alltoall "$ns3" alltoall --out "$out"
+		run allreduce "$ns3" allreduce --out "$out" --hosts 64
+		run plane "$ns3" plane --out "$out"
+		run scale "$ns3" scale --out "$out" --hosts 256
+		# the in-house simulator on the workloads both can run
+		run sim_loss "$sim" loss --out "$out/sim"
+		run sim_allreduce "$sim" allreduce --nodes 64 --out "$out/sim"
+		run sim_fct "$sim" fct --out "$out/sim"
+	fi
+	if [ -n "$large" ]; then
+		# 1,024 hosts: 32 leaves x 32 hosts, 32 spines (non-blocking)
+		run scale1024 "$ns3" scale --out "$out/large" --hosts 1024 --transports mroce,dctcp
+		run alltoall1024 "$ns3" alltoall --out "$out/large" --hosts 1024 --group 16 \
+			--bytes $((256 << 10)) --transports mroce,dctcp
+	fi
+}
+[ -n "$report" ] || run_all
 
 # ------------------------------------------------------------ cross-check
 # tools/sim and the ns-3 model on the same workload, topology and seed:
