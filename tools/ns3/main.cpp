@@ -2,7 +2,7 @@
 //
 // mroce_ns3: scenarios of the ns-3 model of mroce (tools/ns3/README.md).
 //   mroce_ns3 <scenario> [--out DIR] [--seed N] [--hosts N] [--bytes B]
-//             [--loss PCT] [--transports mroce,gbn,dctcp,cubic,bbr]
+//             [--loss PCT] [--transports mroce,gbn,dctcp,cubic,bbr] [--seeds K]
 // Scenarios: bulk incast loss alltoall allreduce plane scale regress
 #include <cmath>
 #include <cstdio>
@@ -30,6 +30,8 @@ struct Opts {
 	uint32_t hosts = 0;		// 0: the scenario's default
 	uint32_t flows = 8;		// bulk: cross-leaf flows
 	uint32_t group = 0;		// alltoall: hosts per all-to-all group (0: all)
+	uint32_t seeds = 1;		// bulk, loss: seeds seed..seed+seeds-1
+	uint32_t paths = 0;		// mroce paths per connection (0: the scenario's)
 	uint64_t bytes = 0;
 	double loss = -1;
 	std::vector<std::string> transports;
@@ -109,18 +111,19 @@ struct Result {
 	std::vector<uint64_t> timeline;
 	uint64_t plane_tx[4] = {0, 0, 0, 0};
 	uint64_t steers = 0, downs = 0;
+	uint64_t seed = 0;
 };
 
 const char *kCsvHeader =
 	"scenario,transport,hosts,flows,loss_pct,bytes,completion_us,goodput_gbps,"
 	"fct_p50_us,fct_p99_us,retx_ratio,rtos,ce_marks,queue_drops,loss_drops,"
-	"flows_failed,finished,delivery_ok,events,wall_s,sim_ms,events_per_s,wall_s_per_sim_ms";
+	"flows_failed,finished,delivery_ok,events,wall_s,sim_ms,events_per_s,wall_s_per_sim_ms,seed";
 
 std::string csv_row(const Result &r)
 {
 	char b[1024];
 	snprintf(b, sizeof b,
-		 "%s,%s,%u,%u,%.2f,%llu,%.1f,%.2f,%.1f,%.1f,%s,%s,%llu,%llu,%llu,%u,%d,%d,%llu,%.2f,%.3f,%.0f,%.4f",
+		 "%s,%s,%u,%u,%.2f,%llu,%.1f,%.2f,%.1f,%.1f,%s,%s,%llu,%llu,%llu,%u,%d,%d,%llu,%.2f,%.3f,%.0f,%.4f,%llu",
 		 r.scenario.c_str(), r.transport.c_str(), r.hosts, r.flows, r.loss_pct,
 		 (unsigned long long)r.bytes, r.completion_us, r.goodput_gbps, r.fct_p50_us,
 		 r.fct_p99_us,
@@ -133,7 +136,7 @@ std::string csv_row(const Result &r)
 		 (unsigned long long)r.loss_drops, r.flows_failed, r.finished,
 		 r.delivery.empty(), (unsigned long long)r.events, r.wall_s, r.sim_ms,
 		 r.wall_s > 0 ? (double)r.events / r.wall_s : 0.0,
-		 r.sim_ms > 0 ? r.wall_s / r.sim_ms : 0.0);
+		 r.sim_ms > 0 ? r.wall_s / r.sim_ms : 0.0, (unsigned long long)r.seed);
 	return b;
 }
 
@@ -194,6 +197,7 @@ Result run(const RunSpec &s)
 		r.finished = m.run(*w, s.t_end);
 		r.scenario = s.scenario;
 		r.transport = s.transport;
+		r.seed = s.seed;
 		r.hosts = fab.hosts();
 		r.flows = (uint32_t)m.flows.size();
 		r.loss_pct = s.loss_pct;
@@ -258,16 +262,19 @@ void sc_bulk(const Opts &o)
 {
 	Csv csv(o.out + "/bulk.csv", kCsvHeader);
 	uint64_t bytes = o.bytes ? o.bytes : (o.quick ? 4 : 32) << 20;
-	for (const std::string &t : transports(o, kAll)) {
-		RunSpec s;
-		s.scenario = "bulk";
-		s.transport = t;
-		s.topo = leaf_spine(4, 4, 4);
-		s.loss_pct = std::max(0.0, o.loss);
-		s.seed = o.seed;
-		s.workload = bulk_cross(16, o.flows, bytes);
-		csv.line(csv_row(run(s)));
-	}
+	// Several seeds: ECMP collisions of single-path transports differ
+	// from seed to seed (the salts change).
+	for (const std::string &t : transports(o, kAll))
+		for (uint64_t seed = o.seed; seed < o.seed + o.seeds; seed++) {
+			RunSpec s;
+			s.scenario = "bulk";
+			s.transport = t;
+			s.topo = leaf_spine(4, 4, 4);
+			s.loss_pct = std::max(0.0, o.loss);
+			s.seed = seed;
+			s.workload = bulk_cross(16, o.flows, bytes);
+			csv.line(csv_row(run(s)));
+		}
 }
 
 void sc_loss(const Opts &o)
@@ -277,13 +284,14 @@ void sc_loss(const Opts &o)
 	std::vector<double> losses = o.loss >= 0 ? std::vector<double>{o.loss}
 						 : std::vector<double>{0, 0.1, 1, 2, 5, 10};
 	for (const std::string &t : transports(o, {"mroce", "gbn", "dctcp", "cubic"}))
-		for (double l : losses) {
+		for (double l : losses)
+		for (uint64_t seed = o.seed; seed < o.seed + o.seeds; seed++) {
 			RunSpec s;
 			s.scenario = "loss";
 			s.transport = t;
 			s.topo = leaf_spine(4, 4, 4);
 			s.loss_pct = l;
-			s.seed = o.seed;
+			s.seed = seed;
 			s.t_end = 500 * kMs;
 			s.workload = bulk_cross(16, 8, bytes);
 			csv.line(csv_row(run(s)));
@@ -338,7 +346,7 @@ void sc_alltoall(const Opts &o)
 		s.seed = o.seed;
 		s.t_end = 1000 * kMs;
 		// 10^4 connections and more: 4 paths each keeps memory in bounds
-		s.mroce_paths = (uint64_t)n * (g - 1) > 4096 ? 4 : 16;
+		s.mroce_paths = o.paths ? o.paths : (uint64_t)n * (g - 1) > 4096 ? 4 : 16;
 		s.workload = [=] {
 			const uint32_t groups = n / g;
 			std::vector<Bulk::Spec> v;
@@ -601,7 +609,7 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s bulk|loss|incast|alltoall|allreduce|plane|scale|regress "
 				"[--out DIR] [--seed N] [--hosts N] [--bytes B] [--loss PCT] "
-				"[--transports a,b] [--quick]\n", argv[0]);
+				"[--transports a,b] [--flows N] [--group G] [--seeds K] [--paths P] [--quick]\n", argv[0]);
 		return 2;
 	}
 	std::string sc = argv[1];
@@ -625,6 +633,10 @@ int main(int argc, char **argv)
 			o.loss = std::stod(val());
 		else if (a == "--transports")
 			o.transports = split(val());
+		else if (a == "--paths")
+			o.paths = (uint32_t)std::stoul(val());
+		else if (a == "--seeds")
+			o.seeds = (uint32_t)std::stoul(val());
 		else if (a == "--group")
 			o.group = (uint32_t)std::stoul(val());
 		else if (a == "--flows")

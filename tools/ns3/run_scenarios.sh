@@ -67,7 +67,7 @@ run_all() {
 		run plane "$ns3" plane --out "$out" --bytes $((24 * mib)) --transports mroce,dctcp
 		run scale "$ns3" scale --out "$out" --hosts 64
 	else
-		run bulk "$ns3" bulk --out "$out"
+		run bulk "$ns3" bulk --out "$out" --seeds 5
 		# 32 MiB flows: the same workload as tools/sim's loss scenario
 		run loss "$ns3" loss --out "$out" --bytes $((32 * mib))
 		run incast "$ns3" incast --out "$out"
@@ -79,12 +79,24 @@ run_all() {
 		run sim_loss "$sim" loss --out "$out/sim"
 		run sim_allreduce "$sim" allreduce --nodes 64 --out "$out/sim"
 		run sim_fct "$sim" fct --out "$out/sim"
+		# seed spread at 1% loss in both simulators (ECMP salts differ per seed)
+		mkdir -p "$out/seeds"
+		run seeds_ns3 "$ns3" loss --out "$out/seeds" --loss 1 --seeds 8 --transports mroce,gbn \
+			--bytes $((32 * mib))
+		for s in 1 2 3 4 5 6 7 8; do
+			mkdir -p "$out/seeds/sim$s"
+			run seeds_sim$s "$sim" loss --seed $s --out "$out/seeds/sim$s"	# all losses
+		done
 	fi
 	if [ -n "$large" ]; then
 		# 1,024 hosts: 32 leaves x 32 hosts, 32 spines (non-blocking)
 		run scale1024 "$ns3" scale --out "$out/large" --hosts 1024 --transports mroce,dctcp
 		run alltoall1024 "$ns3" alltoall --out "$out/large" --hosts 1024 --group 16 \
 			--bytes $((256 << 10)) --transports mroce,dctcp
+		# the same with 16 paths per connection (~6 GB)
+		mkdir -p "$out/large/paths16"
+		run alltoall1024_p16 "$ns3" alltoall --out "$out/large/paths16" --hosts 1024 --group 16 \
+			--bytes $((256 << 10)) --transports mroce --paths 16
 	fi
 }
 [ -n "$report" ] || run_all
@@ -121,6 +133,33 @@ if [ -f "$out/sim/loss.csv" ]; then
 		{ read -r h; echo "$h"; sort -t, -k1,1 -k2,2 -k3,3n; } >"$out/crosscheck.csv"
 fi
 
+# Bulk over seeds: mean, min, max aggregate goodput per transport.
+if [ -f "$out/bulk.csv" ]; then
+	awk -F, 'NR > 1 { k = $2; if (!(k in n)) o[m++] = k; v = $8 + 0
+		if (!n[k] || v < lo[k]) lo[k] = v; if (!n[k] || v > hi[k]) hi[k] = v; s[k] += v; n[k]++ }
+		END { print "transport,seeds,mean_gbps,min_gbps,max_gbps"
+		      for (i = 0; i < m; i++) { k = o[i]; printf "%s,%d,%.1f,%.1f,%.1f\n", k, n[k], s[k] / n[k], lo[k], hi[k] } }' \
+		"$out/bulk.csv" >"$out/bulk_seeds.csv"
+fi
+
+# Goodput at 1% loss over 8 seeds: mean, min, max per simulator and model.
+if [ -f "$out/seeds/loss.csv" ]; then
+	{
+		echo "model,sim,seeds,mean_gbps,min_gbps,max_gbps"
+		for m in mroce gbn; do
+			awk -F, -v m=$m 'FNR > 1 && $1 == m && $2 + 0 == 1 { print $3 }' "$out"/seeds/sim*/loss.csv
+			echo "--"
+			awk -F, -v m=$m 'FNR > 1 && $2 == m && $5 + 0 == 1 { print $8 }' "$out/seeds/loss.csv"
+			echo "=="
+		done | awk -v ms="mroce gbn" '
+			BEGIN { split(ms, M, " "); k = 1; w = "tools_sim" }
+			function flush() { printf "%s,%s,%d,%.1f,%.1f,%.1f\n", M[k], w, n, s / n, lo, hi; n = s = 0 }
+			$0 == "--" { flush(); w = "ns3"; next }
+			$0 == "==" { flush(); w = "tools_sim"; k++; next }
+			{ v = $1 + 0; if (!n || v < lo) lo = v; if (!n || v > hi) hi = v; s += v; n++ }'
+	} >"$out/seeds_loss1.csv"
+fi
+
 # ------------------------------------------------------------ plots
 if command -v gnuplot >/dev/null; then
 	(
@@ -153,6 +192,7 @@ plot for [t in "mroce gbn dctcp cubic"] \
 set xrange [*:*]
 
 set style data histograms
+set key top left
 set style histogram clustered
 set style fill solid 0.7
 set boxwidth 0.8
@@ -190,7 +230,7 @@ table() {	# csv file [columns] -> markdown table
 	  print r
 	  if (NR == 1) { s = "|"; m = nc ? nc : NF; for (i = 1; i <= m; i++) s = s "---|"; print s } }' "$1"
 }
-cols="1 2 3 4 5 7 8 9 10 11 12 13 14 16 17 18"
+cols="1 2 3 4 5 7 8 9 10 11 12 13 14 16 17 18 24"
 perf="1 2 3 4 19 20 21 22 23"
 {
 	echo "<!-- SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB -->"
@@ -206,6 +246,12 @@ perf="1 2 3 4 19 20 21 22 23"
 	echo '```'
 	grep -E 'PASS|FAIL|failure' "$out/logs/regress.log" || true
 	echo '```'
+	if [ -f "$out/bulk_seeds.csv" ]; then
+		echo
+		echo "## bulk: 8 cross-leaf flows, lossless, over seeds (aggregate goodput)"
+		echo
+		table "$out/bulk_seeds.csv"
+	fi
 	for f in bulk loss incast alltoall allreduce plane; do
 		[ -f "$out/$f.csv" ] || continue
 		echo
@@ -213,7 +259,8 @@ perf="1 2 3 4 19 20 21 22 23"
 		echo
 		table "$out/$f.csv" "$cols"
 	done
-	for f in "$out/scale.csv" "$out/large/scale.csv" "$out/large/alltoall_groups.csv"; do
+	for f in "$out/scale.csv" "$out/large/scale.csv" "$out/large/alltoall_groups.csv" \
+		"$out/large/paths16/alltoall_groups.csv"; do
 		[ -f "$f" ] || continue
 		echo
 		echo "## ${f#"$out"/} (simulator cost)"
@@ -227,6 +274,12 @@ perf="1 2 3 4 19 20 21 22 23"
 		echo "## Cross-check with tools/sim (tolerance 10%)"
 		echo
 		table "$out/crosscheck.csv"
+	fi
+	if [ -f "$out/seeds_loss1.csv" ]; then
+		echo
+		echo "## 1% loss over 8 seeds (loss workload, 32 MiB flows): both simulators"
+		echo
+		table "$out/seeds_loss1.csv"
 	fi
 	echo
 	echo "Plots: loss.png plane.png incast.png allreduce.png alltoall.png"
