@@ -93,7 +93,7 @@ run_all() {
 		run scale1024 "$ns3" scale --out "$out/large" --hosts 1024 --transports mroce,dctcp
 		run alltoall1024 "$ns3" alltoall --out "$out/large" --hosts 1024 --group 16 \
 			--bytes $((256 << 10)) --transports mroce,dctcp
-		# the same with 16 paths per connection (~6 GB)
+		# the same with 16 paths per connection (> 5 GB)
 		mkdir -p "$out/large/paths16"
 		run alltoall1024_p16 "$ns3" alltoall --out "$out/large/paths16" --hosts 1024 --group 16 \
 			--bytes $((256 << 10)) --transports mroce --paths 16
