@@ -3,7 +3,8 @@
 // mroce_ns3: scenarios of the ns-3 model of mroce (tools/ns3/README.md).
 //   mroce_ns3 <scenario> [--out DIR] [--seed N] [--hosts N] [--bytes B]
 //             [--loss PCT] [--transports mroce,gbn,dctcp,cubic,bbr] [--seeds K]
-// Scenarios: bulk incast loss alltoall allreduce plane scale regress
+// Scenarios: bulk incast loss burst alltoall allreduce plane linkfail scale
+// regress
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -391,22 +392,23 @@ void sc_allreduce(const Opts &o)
 		}
 }
 
-// Four planes (leaf-spine each, 25G links), every host one uplink per
-// plane; 16 flows i -> i+4; plane 1 black-holed from 2 ms to 8 ms.
-void sc_plane(const Opts &o)
+// A failure during 16 bulk flows i -> i+4: down at 2 ms, back at 8 ms;
+// CSV row per transport and the goodput timeline (100 us buckets).
+void failure_runs(const Opts &o, const std::string &name, const TopoCfg &topo,
+		  std::function<void(Fabric &, bool up)> set_up)
 {
-	Csv csv(o.out + "/plane.csv", kCsvHeader);
-	Csv tl(o.out + "/plane_timeline.csv", "transport,t_ms,goodput_gbps");
+	Csv csv(o.out + "/" + name + ".csv", kCsvHeader);
+	Csv tl(o.out + "/" + name + "_timeline.csv", "transport,t_ms,goodput_gbps");
 	uint64_t bytes = o.bytes ? o.bytes : 96ull << 20;
 	for (const std::string &t : transports(o, {"mroce", "gbn", "dctcp", "cubic"})) {
 		RunSpec s;
-		s.scenario = "plane";
+		s.scenario = name;
 		s.transport = t;
-		s.topo = leaf_spine(4, 4, 4, 4, 25);
+		s.topo = topo;
 		s.seed = o.seed;
 		s.t_end = 200 * kMs;
-		s.actions.push_back({2 * kMs, [](Fabric &f) { f.set_plane_up(1, false); }});
-		s.actions.push_back({8 * kMs, [](Fabric &f) { f.set_plane_up(1, true); }});
+		s.actions.push_back({2 * kMs, [set_up](Fabric &f) { set_up(f, false); }});
+		s.actions.push_back({8 * kMs, [set_up](Fabric &f) { set_up(f, true); }});
 		s.workload = [=] {
 			std::vector<Bulk::Spec> v;
 			for (uint32_t i = 0; i < 16; i++)
@@ -421,6 +423,48 @@ void sc_plane(const Opts &o)
 				 (double)r.timeline[b] * 8 / 100e3);
 			tl.line(line);
 		}
+	}
+}
+
+// Four planes (leaf-spine each, 25G links), every host one uplink per
+// plane; plane 1 black-holed from 2 ms to 8 ms.
+void sc_plane(const Opts &o)
+{
+	failure_runs(o, "plane", leaf_spine(4, 4, 4, 4, 25),
+		     [](Fabric &f, bool up) { f.set_plane_up(1, up); });
+}
+
+// One 100G plane; the link leaf0 - spine1 black-holed from 2 ms to 8 ms.
+void sc_linkfail(const Opts &o)
+{
+	failure_runs(o, "linkfail", leaf_spine(4, 4, 4), [](Fabric &f, bool up) {
+		f.set_link_up(f.leaf_node[0], f.spine_node[1], up);
+	});
+}
+
+// Bursty loss: Gilbert-Elliott on every link (good -> bad 0.2% per packet,
+// bad -> good 10%, so ~2% of the time bad, bursts of ~10 packets; a bad
+// link loses half its packets): ~1% per link, ~3.9% end to end; the bulk
+// workload of `loss`.
+void sc_burst(const Opts &o)
+{
+	Csv csv(o.out + "/burst.csv", kCsvHeader);
+	uint64_t bytes = o.bytes ? o.bytes : 32ull << 20;
+	for (const std::string &t : transports(o, {"mroce", "gbn", "dctcp", "cubic"})) {
+		RunSpec s;
+		s.scenario = "burst";
+		s.transport = t;
+		s.topo = leaf_spine(4, 4, 4);
+		s.topo.loss.ge_p_gb = 0.002;
+		s.topo.loss.ge_p_bg = 0.1;
+		s.topo.loss.ge_loss_bad = 0.5;
+		s.seed = o.seed;
+		s.t_end = 1000 * kMs;
+		s.workload = bulk_cross(16, 8, bytes);
+		Result r = run(s);
+		double link = 0.002 / (0.002 + 0.1) * 0.5;
+		r.loss_pct = (1 - std::pow(1 - link, 4)) * 100;	// mean, end to end
+		csv.line(csv_row(r));
 	}
 }
 
@@ -497,7 +541,6 @@ int sc_regress(const Opts &o)
 	      fmt("aggregate %.1f Gb/s in (120, 200]", a.goodput_gbps));
 
 	printf("regress 2: mroce, 2%% random loss, invariants checked after every core call\n");
-	RunSpec s2;
 	{
 		Result b = [&] {
 			RunSpec s;
@@ -520,6 +563,30 @@ int sc_regress(const Opts &o)
 		check(b.delivery.empty(), "exactly once, pattern and invariants hold (" + b.delivery + ")");
 		check(b.loss_drops > 0 && b.retx_ratio > 0.005,
 		      fmt("the fabric dropped packets and mroce retransmitted (%.4f)", b.retx_ratio));
+	}
+
+	printf("regress 2b: mroce, Gilbert-Elliott bursty loss, invariants checked\n");
+	{
+		RunSpec s;
+		s.scenario = "regress";
+		s.transport = "mroce";
+		s.topo = leaf_spine(2, 2, 4);
+		s.topo.loss.ge_p_gb = 0.005;
+		s.topo.loss.ge_p_bg = 0.2;
+		s.topo.loss.ge_loss_bad = 0.5;
+		s.seed = o.seed;
+		s.t_end = 200 * kMs;
+		s.check_every_call = true;
+		s.workload = [=] {
+			std::vector<Bulk::Spec> v;
+			for (uint32_t i = 0; i < 4; i++)
+				v.push_back({i, i + 4, 2 * mib, (uint32_t)mib, 4});
+			return std::make_unique<Bulk>(v);
+		};
+		Result b = run(s);
+		check(b.finished && b.flows_failed == 0 && b.delivery.empty(),
+		      "completes, exactly once, invariants hold (" + b.delivery + ")");
+		check(b.loss_drops > 0, fmt("bursts dropped %.0f packets", (double)b.loss_drops));
 	}
 
 	printf("regress 3: 1%% loss hurts go-back-N more than mroce\n");
@@ -607,7 +674,7 @@ int sc_regress(const Opts &o)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s bulk|loss|incast|alltoall|allreduce|plane|scale|regress "
+		fprintf(stderr, "usage: %s bulk|loss|burst|incast|alltoall|allreduce|plane|linkfail|scale|regress "
 				"[--out DIR] [--seed N] [--hosts N] [--bytes B] [--loss PCT] "
 				"[--transports a,b] [--flows N] [--group G] [--seeds K] [--paths P] [--quick]\n", argv[0]);
 		return 2;
@@ -649,6 +716,7 @@ int main(int argc, char **argv)
 	std::map<std::string, std::function<void(const Opts &)>> scs = {
 		{"bulk", sc_bulk},	   {"loss", sc_loss},	    {"incast", sc_incast},
 		{"alltoall", sc_alltoall}, {"allreduce", sc_allreduce}, {"plane", sc_plane},
+		{"linkfail", sc_linkfail}, {"burst", sc_burst},
 		{"scale", sc_scale},
 	};
 	if (sc == "regress")

@@ -61,6 +61,11 @@ void configure_tcp(const ModelCfg &c)
 	// the same 1 ms floor as the go-back-N model's fixed timer.
 	Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(1)));
 	Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(1)));
+	// SYN timeout 1 ms (ns-3: 3 s, which a lost SYN would add to a
+	// flow), and Linux's 15 data retries (tcp_retries2; ns-3: 6) before
+	// the connection is given up.
+	Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(1)));
+	Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(15));
 	// BBR is rate-based: ns-3 paces only when asked to.
 	Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(c.tcp_cc == "bbr"));
 	Config::SetDefault("ns3::TcpSocketState::MaxPacingRate", DataRateValue(DataRate("400Gbps")));
@@ -146,6 +151,12 @@ uint32_t Model::add_flow(uint32_t src, uint32_t dst)
 			flows[fid].error = true;
 			protocol_error("tcp connect failed");
 		}));
+	// A connection ns-3 gives up on (retries exhausted) fails its flow.
+	s->SetCloseCallbacks(Callback<void, Ptr<Socket>>([](Ptr<Socket>) {}),
+			     Callback<void, Ptr<Socket>>([this, fid](Ptr<Socket>) {
+				     flows[fid].error = true;
+				     protocol_error("tcp connection aborted");
+			     }));
 	s->SetSendCallback(Callback<void, Ptr<Socket>, uint32_t>(
 		[this, fid](Ptr<Socket>, uint32_t) { tcp_push(fid); }));
 	s->Connect(InetSocketAddress(HashEcmpRouting::host_addr(dst), kTcpPort));

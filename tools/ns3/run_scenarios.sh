@@ -61,19 +61,23 @@ run_all() {
 	if [ -n "$quick" ]; then
 		run bulk "$ns3" bulk --out "$out" --bytes $((4 * mib))
 		run loss "$ns3" loss --out "$out" --bytes $((4 * mib))
+		run burst "$ns3" burst --out "$out" --bytes $((4 * mib))
 		run incast "$ns3" incast --out "$out"
 		run alltoall "$ns3" alltoall --out "$out"
 		run allreduce "$ns3" allreduce --out "$out" --hosts 16 --bytes $((4 * mib))
 		run plane "$ns3" plane --out "$out" --bytes $((24 * mib)) --transports mroce,dctcp
+		run linkfail "$ns3" linkfail --out "$out" --bytes $((24 * mib)) --transports mroce,dctcp
 		run scale "$ns3" scale --out "$out" --hosts 64
 	else
 		run bulk "$ns3" bulk --out "$out" --seeds 5
 		# 32 MiB flows: the same workload as tools/sim's loss scenario
 		run loss "$ns3" loss --out "$out" --bytes $((32 * mib))
+		run burst "$ns3" burst --out "$out"
 		run incast "$ns3" incast --out "$out"
 		run alltoall "$ns3" alltoall --out "$out"
 		run allreduce "$ns3" allreduce --out "$out" --hosts 64
 		run plane "$ns3" plane --out "$out"
+		run linkfail "$ns3" linkfail --out "$out"
 		run scale "$ns3" scale --out "$out" --hosts 256
 		# the in-house simulator on the workloads both can run
 		run sim_loss "$sim" loss --out "$out/sim"
@@ -189,6 +193,11 @@ set ylabel "aggregate goodput (Gb/s)"
 set xrange [0:20]
 plot for [t in "mroce gbn dctcp cubic"] \
      sprintf("< grep '^%s,' plane_timeline.csv", t) using 2:3 with lines lw 2 title t
+
+set output "linkfail.png"
+set title "ns-3: link leaf0-spine1 black-holed 2..8 ms (16 hosts, 100G)"
+plot for [t in "mroce gbn dctcp cubic"] \
+     sprintf("< grep '^%s,' linkfail_timeline.csv", t) using 2:3 with lines lw 2 title t
 set xrange [*:*]
 
 set style data histograms
@@ -258,7 +267,7 @@ perf="1 2 3 4 19 20 21 22 23"
 		echo
 		table "$out/bulk_seeds.csv"
 	fi
-	for f in bulk loss incast alltoall allreduce plane; do
+	for f in bulk loss burst incast alltoall allreduce plane linkfail; do
 		[ -f "$out/$f.csv" ] || continue
 		echo
 		echo "## $f"
@@ -288,7 +297,7 @@ perf="1 2 3 4 19 20 21 22 23"
 		table "$out/seeds_loss1.csv"
 	fi
 	echo
-	echo "Plots: loss.png plane.png incast.png allreduce.png alltoall.png"
+	echo "Plots: loss.png plane.png linkfail.png incast.png allreduce.png alltoall.png"
 } >"$out/summary.md"
 echo "summary: $out/summary.md"
 exit $status
