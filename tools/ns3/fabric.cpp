@@ -297,6 +297,7 @@ void Fabric::link(uint32_t a, uint32_t b, const LinkCfg &c, int plane, bool a_is
 	// A short device queue: the queue disc above it is the port buffer.
 	p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("2p")));
 	NetDeviceContainer d = p2p.Install(nodes.Get(a), nodes.Get(b));
+	Ptr<FabricErrorModel> rx_err[2];	// the receive error model of each device
 	for (uint32_t k = 0; k < 2; k++) {
 		uint32_t node = k ? b : a;
 		Ptr<Ipv4> ip = nodes.Get(node)->GetObject<Ipv4>();
@@ -317,9 +318,9 @@ void Fabric::link(uint32_t a, uint32_t b, const LinkCfg &c, int plane, bool a_is
 					     "K", UintegerValue(c.ecn_k_bytes));
 		}
 		QueueDiscContainer q = tch.Install(d.Get(k));
-		auto em = CreateObject<FabricErrorModel>();
-		em->configure(cfg.loss, sim::mix64(cfg.seed * 1000003 + ends.size() * 2 + k));
-		d.Get(k)->SetAttribute("ReceiveErrorModel", PointerValue(em));
+		rx_err[k] = CreateObject<FabricErrorModel>();
+		rx_err[k]->configure(cfg.loss, sim::mix64(cfg.seed * 1000003 + ends.size() * 2 + k));
+		d.Get(k)->SetAttribute("ReceiveErrorModel", PointerValue(rx_err[k]));
 		LinkEnd e;
 		e.dev = DynamicCast<PointToPointNetDevice>(d.Get(k));
 		e.qdisc = q.Get(0);
@@ -327,19 +328,16 @@ void Fabric::link(uint32_t a, uint32_t b, const LinkCfg &c, int plane, bool a_is
 		e.to = k ? a : b;
 		e.plane = plane;
 		e.host_uplink = is_host;
-		e.rx_err = nullptr;
 		ends.push_back(e);
 		if (is_host) {
 			host_up[a].push_back(e.dev);
 			host_qdisc[a].push_back(e.qdisc);
 		}
 	}
-	// rx_err of an end is the error model of the peer's device
+	// What an end sends is lost (or black-holed) at the peer's device.
 	size_t n = ends.size();
-	ends[n - 2].rx_err = DynamicCast<FabricErrorModel>(
-		[&] { PointerValue v; d.Get(1)->GetAttribute("ReceiveErrorModel", v); return v.Get<ErrorModel>(); }());
-	ends[n - 1].rx_err = DynamicCast<FabricErrorModel>(
-		[&] { PointerValue v; d.Get(0)->GetAttribute("ReceiveErrorModel", v); return v.Get<ErrorModel>(); }());
+	ends[n - 2].rx_err = rx_err[1];
+	ends[n - 1].rx_err = rx_err[0];
 }
 
 void Fabric::set_plane_up(int plane, bool up)

@@ -6,7 +6,7 @@
 # CSV + PNG + summary.md to OUTDIR.
 #   tools/ns3/run_scenarios.sh OUTDIR [--quick] [--large] [--report]
 # --quick: small sizes (about a minute); --large: also the 1,024-host runs
-# (all-reduce and grouped all-to-all, ~15 min more); --report: run nothing,
+# (all-reduce and grouped all-to-all, ~15-25 min more); --report: run nothing,
 # only redo the cross-check, plots and summary.md from OUTDIR's files.  Binaries are
 # built in $BUILD (default <repo>/build) unless MROCE_NS3 / MROCE_SIM name
 # them.  Runs under nice -n 10, one process at a time.
