@@ -22,7 +22,7 @@ KVER ?= $(shell k=$$(uname -r); if [ -e /lib/modules/$$k/build/Makefile ]; then 
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all help setup module userspace check check-host check-guest demo install uninstall \
-	clean checkpatch bench fuzz sim check-debug deb check-packages check-kernels check-rt
+	clean checkpatch bench fuzz sim ns3 check-debug deb check-packages check-kernels check-rt
 
 all: module userspace
 
@@ -39,6 +39,7 @@ help:
 	@echo "make deb        Debian packages mroce-dkms, ibverbs-providers-mroce, mroce-tools -> DEB_OUT"
 	@echo "make check-packages  build them, install them in a QEMU guest, use and remove them"
 	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
+	@echo "make ns3        ns-3 model scenarios, mroce vs DCTCP/TCP/go-back-N -> NS3_OUT (needs libns3-dev)"
 	@echo "make bench      two-guest bench, mroce vs rxe (bench/bench.sh; about 15-20 min under TCG)"
 	@echo "make clean      remove build products"
 
@@ -64,6 +65,12 @@ checkpatch:
 SIM_OUT ?= $(BUILD)/sim-results
 sim: $(BUILD)/CMakeCache.txt
 	BUILD=$(BUILD) $(TOP)/tools/sim/run_scenarios.sh $(SIM_OUT)
+
+# The ns-3 model's scenarios (tools/ns3/README.md): CSV, PNG, summary.md in
+# NS3_OUT.  NS3_ARGS=--quick for a short run.
+NS3_OUT ?= $(BUILD)/ns3-results
+ns3: $(BUILD)/CMakeCache.txt
+	BUILD=$(BUILD) $(TOP)/tools/ns3/run_scenarios.sh $(NS3_OUT) $(NS3_ARGS)
 
 check-host: all
 	@$(TOP)/tools/check.sh host

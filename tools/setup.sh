@@ -18,6 +18,7 @@ pkgs=(
 	linux-source-6.1 xz-utils
 	clang-14 libclang-rt-14-dev
 	gnuplot-nox ucx-utils openmpi-bin libopenmpi-dev
+	libns3-dev
 	ccache flex bison bc libelf-dev libssl-dev
 	tshark groff-base
 	debhelper dh-dkms dkms

@@ -36,10 +36,7 @@ static uint32_t sim_isn(uint32_t id)
 	return (uint32_t)(((id + 1) * 0x9e3779b97f4a7c15ULL) >> 40);
 }
 
-MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
-		 uint64_t seed)
-	: Endpoint(i, s), conn_(mroce_mem::conn_alloc()), cfg_(cfg),
-	  scratch_(MROCE_MAX_PAYLOAD)
+static mroce_params ep_params(const EpInfo &i, const MroceCfg &cfg, uint64_t seed)
 {
 	mroce_params p;
 	mroce_params_default(&p);
@@ -53,11 +50,22 @@ MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
 	 */
 	p.isn_tx = sim_isn(i.id);
 	p.isn_rx = sim_isn(i.peer);
+	return p;
+}
+
+MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
+		 uint64_t seed)
+	: Endpoint(i, s), cfg_(cfg), scratch_(MROCE_MAX_PAYLOAD)
+{
+	const mroce_params p = ep_params(i, cfg, seed);
+	/* the size these parameters need: large runs hold 10^4..10^5 of them */
+	const size_t size = mroce_conn_size(&p);
+	conn_ = mroce_mem::conn_alloc(size);
 	ops_.place = &MroceEp::place_cb;
 	ops_.read_check = &MroceEp::read_check_cb;
 	ops_.atomic = &MroceEp::atomic_cb;
 	ops_.complete = &MroceEp::complete_cb;
-	if (mroce_mem::conn_init(conn_.get(), &p, &ops_, this, 0))
+	if (mroce_conn_init(conn_.get(), size, &p, &ops_, this, 0))
 		throw std::runtime_error("mroce_conn_init failed");
 }
 
