@@ -602,6 +602,7 @@ struct mroce_qp {
 	struct mroce_conn *conn;	/* RC: the protocol core; its ctx is qp */
 	size_t conn_size;		/* RC: bytes at conn (mroce_conn_size()) */
 	u32 conn_paths;			/* RC: its paths, fixed at create_qp */
+	u32 conn_msgs;			/* RC: its max_msgs (SQ slots, <= 256) */
 	bool conn_live;			/* conn initialised (RTR..ERR) */
 	/*
 	 * RC: the datapath step in progress, for the core's callbacks: set by
