@@ -35,6 +35,7 @@ struct Scenario {
 	/* table sizes (mroce_params): 0 keeps the default */
 	uint32_t max_msgs = 0;
 	uint32_t path_wnd = 0;
+	uint32_t snd_wnd_a = 0;	/* side a's DSN window only (b: max_inflight) */
 };
 
 void run_scenario(const Scenario &sc)
@@ -50,6 +51,7 @@ void run_scenario(const Scenario &sc)
 	}
 	auto pb = pa;
 	pb.seed = sc.seed + 1000;
+	pa.snd_wnd = sc.snd_wnd_a;
 	World w(sc.seed, pa, pb);
 	w.ch.cfg = sc.ch;
 	for (auto &e : w.ep)
@@ -295,10 +297,12 @@ TEST_P(E2ESizedSeeds, SmallTablesLossyChannel)
 	uint32_t inflight = 16u << (r() % 7);	/* 16 .. 1024 */
 	uint32_t msgs = 1u << (r() % 9);	/* 1 .. 256 */
 	uint32_t wnd = 16u << (r() % 5);	/* 16 .. 256 */
+	uint32_t snd = std::max(16u, inflight >> (r() % 4));	/* a's window */
 	Scenario sc{ (uint64_t)seed, ch, paths, inflight, 40 + (int)(r() % 40),
-		     (uint32_t)(r() % 20000), msgs, wnd };
+		     (uint32_t)(r() % 20000), msgs, wnd, snd };
 	RecordProperty("max_msgs", (int)msgs);
 	RecordProperty("path_wnd", (int)wnd);
+	RecordProperty("snd_wnd_a", (int)snd);
 	run_scenario(sc);
 }
 
@@ -312,6 +316,18 @@ TEST(E2E, OneMessageSlotSmallestPathWindow)
 	ch.loss = 0.03;
 	ch.reorder = 0.2;
 	Scenario sc{ 3, ch, 1, 64, 50, 40000, 1, 16 };
+	run_scenario(sc);
+}
+
+// A sender whose DSN window (snd_wnd 16) is far below the window its peer
+// accepts (max_inflight 1024) and below the peer's own: both directions
+// move everything, and the small side never has more than 16 out.
+TEST(E2E, SmallSendWindowAgainstFullPeer)
+{
+	ChannelCfg ch;
+	ch.loss = 0.02;
+	ch.reorder = 0.1;
+	Scenario sc{ 4, ch, 4, 1024, 60, 30000, 0, 0, 16 };
 	run_scenario(sc);
 }
 

@@ -461,6 +461,44 @@ TEST(Params, FitPathsSizesWindowsByShare)
 	}
 }
 
+// snd_wnd: our DSN window, 0 for max_inflight, else a power of 2 in
+// [16, max_inflight]; it alone sizes the DSN records and the retransmit
+// queue (the receive map follows max_inflight), and the paths' fit.
+TEST(Params, SendWindowSizesDsnRecords)
+{
+	mroce_params p;
+	mroce_params_default(&p);
+	EXPECT_EQ(p.snd_wnd, 0u);
+	auto bad = [](auto f) {
+		mroce_params q;
+		mroce_params_default(&q);
+		f(q);
+		return mroce_conn_size(&q);
+	};
+	EXPECT_EQ(bad([](auto &q) { q.snd_wnd = 8; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.snd_wnd = 48; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.snd_wnd = 2048; }), 0u);	/* > max_inflight */
+	const size_t full = mroce_conn_size(&p);
+	p.snd_wnd = p.max_inflight;
+	EXPECT_EQ(mroce_conn_size(&p), full);
+	p.snd_wnd = 256;
+	EXPECT_EQ(full - mroce_conn_size(&p),
+		  768 * (sizeof(mroce_dsn_ent) + sizeof(uint32_t)));
+	mroce_params_fit_paths(&p);
+	EXPECT_EQ(p.path_wnd, 32u);	/* 2 * 256 / 16 paths */
+	const size_t sz = mroce_conn_size(&p);
+	auto c = mroce_mem::conn_alloc(sz);
+	ASSERT_EQ(mroce_conn_init(c.get(), sz, &p, nullptr, nullptr, 0), 0);
+	EXPECT_EQ(c->p.snd_wnd, 256u);
+	EXPECT_EQ((uint8_t *)(c->retxq + 256) - (uint8_t *)c.get(), (ptrdiff_t)sz);
+	EXPECT_EQ(mroce_conn_check(c.get()), nullptr);
+	/* 0 is stored as the window in use */
+	mroce_params_default(&p);
+	auto d = mroce_mem::conn_alloc();
+	ASSERT_EQ(mroce_mem::conn_init(d.get(), &p, nullptr, nullptr, 0), 0);
+	EXPECT_EQ(d->p.snd_wnd, p.max_inflight);
+}
+
 // max_msgs bounds our outstanding WRs: the next waits with E_NOSPC.
 TEST(Params, MaxMsgsBoundsPosting)
 {

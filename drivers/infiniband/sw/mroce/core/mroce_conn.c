@@ -45,10 +45,16 @@ void mroce_params_set_mtu(struct mroce_params *p, u32 mtu)
 		      (mtu + MROCE_PKT_OVERHEAD);
 }
 
+/* Our DSN window: snd_wnd, or max_inflight for 0. */
+static u32 mroce_snd_wnd(const struct mroce_params *p)
+{
+	return p->snd_wnd ? p->snd_wnd : p->max_inflight;
+}
+
 void mroce_params_fit_paths(struct mroce_params *p)
 {
 	u32 w = 16, share = p->num_paths ?
-			    2 * p->max_inflight / p->num_paths : 0;
+			    2 * mroce_snd_wnd(p) / p->num_paths : 0;
 
 	while (w < share && w < MROCE_PATH_WND)
 		w *= 2;
@@ -112,6 +118,9 @@ static bool mroce_params_ok(const struct mroce_params *p)
 		return false;
 	if (p->max_inflight < 16 || p->max_inflight > MROCE_MAX_INFLIGHT ||
 	    (p->max_inflight & (p->max_inflight - 1)))
+		return false;
+	if (p->snd_wnd && (p->snd_wnd < 16 || p->snd_wnd > p->max_inflight ||
+			   (p->snd_wnd & (p->snd_wnd - 1))))
 		return false;
 	if (p->mtu < 256 || p->mtu > MROCE_MAX_PAYLOAD)
 		return false;
@@ -197,7 +206,7 @@ size_t mroce_conn_size(const struct mroce_params *p)
 	return sizeof(struct mroce_conn) +
 	       p->num_paths * (sizeof(struct mroce_path) +
 			       p->path_wnd * sizeof(struct mroce_psn_ent)) +
-	       p->max_inflight * (sizeof(struct mroce_dsn_ent) + sizeof(u32)) +
+	       mroce_snd_wnd(p) * (sizeof(struct mroce_dsn_ent) + sizeof(u32)) +
 	       p->max_msgs * sizeof(struct mroce_smsg) +
 	       (p->max_inflight + 63) / 64 * sizeof(u64) +
 	       (p->num_paths - 1) * MROCE_ACK_BLK_SIZE;
@@ -217,13 +226,14 @@ int mroce_conn_init(struct mroce_conn *c, size_t size,
 	/* the layout of mroce_conn_size(), u32 last */
 	c->path = (struct mroce_path *)(c + 1);
 	c->dsn = (struct mroce_dsn_ent *)(c->path + p->num_paths);
-	c->smsg = (struct mroce_smsg *)(c->dsn + p->max_inflight);
+	c->smsg = (struct mroce_smsg *)(c->dsn + mroce_snd_wnd(p));
 	win = (struct mroce_psn_ent *)(c->smsg + p->max_msgs);
 	c->rcv_dsn_map = (u64 *)(win + p->num_paths * p->path_wnd);
 	c->ack_blk = (u8 *)(c->rcv_dsn_map + (p->max_inflight + 63) / 64);
 	c->retxq = (u32 *)(c->ack_blk +
 			   (p->num_paths - 1) * MROCE_ACK_BLK_SIZE);
 	c->p = *p;
+	c->p.snd_wnd = mroce_snd_wnd(p);
 	c->ops = ops;
 	c->ctx = ctx;
 	c->now_ns = now_ns;
@@ -431,9 +441,9 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 	u32 i, psn, live;
 	u64 sum, total = 0;
 
-	if (c->snd_dsn_nxt - c->snd_dsn_una > c->p.max_inflight)
-		return "DSN window exceeds max_inflight";
-	if (c->retxq_len > c->p.max_inflight)
+	if (c->snd_dsn_nxt - c->snd_dsn_una > c->p.snd_wnd)
+		return "DSN window exceeds snd_wnd";
+	if (c->retxq_len > c->p.snd_wnd)
 		return "retransmit queue overflow";
 	if (c->msn_nxt - c->msn_una > c->p.max_msgs)
 		return "message window exceeds max_msgs";
@@ -468,6 +478,6 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 		return "connection inflight differs from its paths'";
 	if (c->cc.cwnd < c->p.cwnd_min ||
 	    c->cc.cwnd > mroce_cc_conn_max(c))
-		return "connection cwnd outside [cwnd_min, max_inflight packets]";
+		return "connection cwnd outside [cwnd_min, snd_wnd packets]";
 	return NULL;
 }

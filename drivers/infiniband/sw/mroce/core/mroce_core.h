@@ -263,6 +263,14 @@ struct mroce_params {
 	 */
 	u32 max_msgs;
 	u32 path_wnd;
+	/*
+	 * Our DSN window (sender side): our segments in flight at once, a
+	 * power of 2, 16..max_inflight, 0 for max_inflight.  It sizes the
+	 * DSN records and caps the connection's cwnd; the window we accept
+	 * from the peer stays max_inflight, so no peer is refused anything
+	 * it may send.  mroce_conn_init() stores the value in use.  (0)
+	 */
+	u32 snd_wnd;
 };
 
 /* Fill p with the defaults above (dqpn 0, seed 1). */
@@ -284,10 +292,11 @@ void mroce_params_set_mtu(struct mroce_params *p, u32 mtu);
 /*
  * Size the per-path PSN windows by what the connection can have in
  * flight rather than by the protocol's maximum: path_wnd = twice a path's
- * fair share of max_inflight (2 * max_inflight / num_paths, a power of 2
- * in [16, MROCE_PATH_WND]), so that with half the paths down the others
- * still hold the whole DSN window; cwnd_max follows (path_wnd packets of
- * mtu).  Call after the mtu, num_paths and max_inflight are set.
+ * fair share of our DSN window (2 * snd_wnd / num_paths, snd_wnd 0 taken
+ * as max_inflight, a power of 2 in [16, MROCE_PATH_WND]), so that with
+ * half the paths down the others still hold the whole DSN window;
+ * cwnd_max follows (path_wnd packets of mtu).  Call after the mtu,
+ * num_paths, max_inflight and snd_wnd are set.
  */
 void mroce_params_fit_paths(struct mroce_params *p);
 
@@ -780,8 +789,8 @@ struct mroce_conn {
 	/* sender */
 	u32 snd_dsn_una, snd_dsn_nxt;
 	u32 inflight;		/* sum of the paths' st.inflight (bytes) */
-	struct mroce_dsn_ent *dsn;	/* p.max_inflight entries */
-	u32 *retxq;			/* p.max_inflight entries */
+	struct mroce_dsn_ent *dsn;	/* p.snd_wnd entries */
+	u32 *retxq;			/* p.snd_wnd entries */
 	u32 retxq_head, retxq_len;
 	u32 msn_una, msn_seg, msn_nxt;	/* our messages */
 	u32 rq_seq_nxt;
@@ -841,8 +850,9 @@ struct mroce_conn {
 
 /*
  * Bytes a connection with parameters p needs: the structure and its
- * arrays sized by p (num_paths, max_inflight, max_msgs, path_wnd), 0 for
- * invalid parameters.  MROCE_CONN_SIZE_MAX bounds it for every valid p.
+ * arrays sized by p (num_paths, max_inflight, snd_wnd, max_msgs,
+ * path_wnd), 0 for invalid parameters.  MROCE_CONN_SIZE_MAX bounds it for
+ * every valid p.
  */
 size_t mroce_conn_size(const struct mroce_params *p);
 #define MROCE_CONN_SIZE_MAX						\

@@ -27,7 +27,7 @@ enum mroce_dsn_state {
 static inline struct mroce_dsn_ent *mroce_dsn_ent(struct mroce_conn *c,
 						  u32 dsn)
 {
-	return &c->dsn[dsn & (c->p.max_inflight - 1)];
+	return &c->dsn[dsn & (c->p.snd_wnd - 1)];
 }
 
 static inline struct mroce_smsg *mroce_smsg_of(struct mroce_conn *c, u32 msn)

@@ -130,7 +130,7 @@ void mroce_path_advance_una(const struct mroce_conn *c,
 
 void mroce_loss_queue_retx(struct mroce_conn *c, struct mroce_dsn_ent *ent)
 {
-	u32 mask = c->p.max_inflight - 1;
+	u32 mask = c->p.snd_wnd - 1;
 
 	ent->state = MROCE_DSN_LOST;
 	if (ent->queued)

@@ -728,7 +728,7 @@ static int mroce_tx_tlp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 
 static int mroce_tx_retx(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 {
-	u32 mask = c->p.max_inflight - 1, d;
+	u32 mask = c->p.snd_wnd - 1, d;
 	struct mroce_dsn_ent *ent;
 	int i;
 
@@ -927,7 +927,7 @@ int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		return 0;
 	if (mroce_tx_retx(c, now, tx))
 		return 1;
-	if (c->snd_dsn_nxt - c->snd_dsn_una >= c->p.max_inflight)
+	if (c->snd_dsn_nxt - c->snd_dsn_una >= c->p.snd_wnd)
 		return 0;
 	/*
 	 * The DSNs of one message are contiguous (the receiver's completion
