@@ -815,6 +815,7 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	mroce_params_default(p);
 	p->num_paths = qp->conn_paths;
 	p->max_msgs = qp->conn_msgs;
+	p->snd_wnd = qp->conn_snd_wnd;
 	p->target_qdelay_ns = mroce_param_cc_target_ns();
 	p->rto_min_ns = mroce_param_rto_min_ns();
 	mroce_params_set_mtu(p, mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ?
@@ -938,13 +939,14 @@ static void *mroce_rc_conn_alloc(size_t size, gfp_t gfp)
 /*
  * Process context, at create_qp (RC only), after the SQ ring.  The
  * connection state is sized by what the QP can use (the QP keeps these
- * sizes over every connection it makes): the paths module parameter as
- * it is now, the core's DSN window (max_inflight), PSN windows of twice
- * a path's share of it (mroce_params_fit_paths()) and a message table of
- * the SQ's slots (a WR holds its slot until it completes, so more could
- * never be outstanding).  119 KiB at 16 paths and 128 SQ slots (was 168)
- * (Documentation/mroce-protocol.rst, 4.6).  A user QP's is charged to
- * the creating task's memory cgroup.
+ * sizes over every connection it makes): the paths and window module
+ * parameters as they are now (window: our DSN window; the peer's is
+ * accepted at max_inflight whatever it is), PSN windows of twice a path's
+ * share of it (mroce_params_fit_paths()) and a message table of the SQ's
+ * slots (a WR holds its slot until it completes, so more could never be
+ * outstanding).  119 KiB at 16 paths, window 1024 and 128 SQ slots (was
+ * 168; Documentation/mroce-protocol.rst, 4.6).  A user QP's is charged
+ * to the creating task's memory cgroup.
  */
 int mroce_rc_create(struct mroce_qp *qp)
 {
@@ -953,12 +955,14 @@ int mroce_rc_create(struct mroce_qp *qp)
 	mroce_params_default(&p);
 	p.num_paths = mroce_param_paths();
 	p.max_msgs = min_t(u32, qp->sq.num_entries, MROCE_MAX_MSGS);
+	p.snd_wnd = min_t(u32, mroce_param_window(), p.max_inflight);
 	mroce_params_fit_paths(&p);
 	qp->conn_size = mroce_conn_size(&p);
 	if (WARN_ON_ONCE(!qp->conn_size))
 		return -EINVAL;
 	qp->conn_paths = p.num_paths;
 	qp->conn_msgs = p.max_msgs;
+	qp->conn_snd_wnd = p.snd_wnd;
 	qp->conn = mroce_rc_conn_alloc(qp->conn_size,
 				       qp->user ? GFP_KERNEL_ACCOUNT :
 						  GFP_KERNEL);
