@@ -14,7 +14,8 @@
 #
 #   bench/qp_memory.sh [--out FILE]
 # Environment: QP_MEM_QPS (1000), QP_MEM_SHAPES ("128:128 16:16 1024:1024",
-# send_wr:recv_wr), QP_MEM_PATHS (the mroce paths module parameter, 16).
+# send_wr:recv_wr), QP_MEM_PATHS (the mroce paths module parameter, 16),
+# QP_MEM_WINDOWS (the mroce window parameter values to run, "1024 256").
 #
 # Not a timed test: what it reports does not depend on the machine's speed.
 set -euo pipefail
@@ -25,6 +26,7 @@ if [ "${1:-}" = --guest ]; then
 	. "$MROCE_SRC/selftests/mroce/lib.sh"
 	qps=${QP_MEM_QPS:-1000}
 	shapes=${QP_MEM_SHAPES:-"128:128 16:16 1024:1024"}
+	windows=${QP_MEM_WINDOWS:-"1024 256"}
 	prog=$MROCE_BUILD/selftests/mroce_qp_mem
 	res=/out/qp_mem.txt
 	: >"$res"
@@ -44,17 +46,26 @@ if [ "${1:-}" = --guest ]; then
 			echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
 		mkdir -p $cg 2>/dev/null
 	fi
+	wparam=/sys/module/rdma_mroce/parameters/window
 	for shape in $shapes; do
 		IFS=: read -r swr rwr <<<"$shape"
-		for drv in mroce rxe; do
+		for run in $(for w in $windows; do echo mroce:$w; done) rxe:-; do
+			IFS=: read -r drv w <<<"$run"
 			gid=$gm
 			[ $drv = rxe ] && gid=$gr
+			if [ $drv = mroce ]; then
+				if [ -w $wparam ]; then
+					echo "$w" >$wparam || exit 1
+				elif [ "$w" != 1024 ]; then
+					continue	# a module without the parameter
+				fi
+			fi
 			# the run in the cgroup (a subshell moves itself there)
 			line=$(
 				[ -w $cg/cgroup.procs ] && echo $BASHPID >$cg/cgroup.procs
 				"$prog" --qps "$qps" --send-wr "$swr" --recv-wr "$rwr" "${drv}0" "$gid"
 			) || { echo "qp_memory: $drv $shape failed" >&2; exit 1; }
-			echo "$line" | tee -a "$res"
+			echo "window=$w $line" | tee -a "$res"
 		done
 	done
 	exit 0
@@ -66,7 +77,7 @@ md=$top/bench/results/qp-memory.md
 [ -x "$top/build/selftests/mroce_qp_mem" ] || { echo "qp_memory: run make first" >&2; exit 1; }
 raw=$(mktemp -d "${TMPDIR:-/tmp}/mroce-qpmem.XXXXXX")
 env=()
-for v in QP_MEM_QPS QP_MEM_SHAPES QP_MEM_PATHS; do
+for v in QP_MEM_QPS QP_MEM_SHAPES QP_MEM_PATHS QP_MEM_WINDOWS; do
 	[ -n "${!v:-}" ] && env+=(--env "$v=${!v}")
 done
 # MROCE_KO: another build of the module (inside the tree), e.g. a baseline.
@@ -96,11 +107,11 @@ kib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 	echo "KiB per QP.  kernel = (Slab + VmallocUsed + Percpu) delta - user-mapped rings;"
 	echo "memcg = the run's memory cgroup charge (memory.current; vmalloc_user rings are not charged)."
 	echo
-	echo "| driver | send_wr:recv_wr | kernel | of which slab | vmalloc - rings | user-mapped rings | memcg | memcg kernel |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| driver | window | send_wr:recv_wr | kernel | of which slab | vmalloc - rings | user-mapped rings | memcg | memcg kernel |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	while read -r l; do
 		vm=$(( $(kv "$l" per_qp_vmalloc) - $(kv "$l" per_qp_user_mapped) ))
-		echo "| $(kv "$l" dev) | $(kv "$l" send_wr):$(kv "$l" recv_wr) |" \
+		echo "| $(kv "$l" dev) | $(kv "$l" window) | $(kv "$l" send_wr):$(kv "$l" recv_wr) |" \
 			"$(kib "$(kv "$l" per_qp_kernel)") | $(kib "$(kv "$l" per_qp_slab)") |" \
 			"$(kib $vm) | $(kib "$(kv "$l" per_qp_user_mapped)") |" \
 			"$(kib "$(kv "$l" per_qp_memcg)") | $(kib "$(kv "$l" per_qp_memcg_kernel)") |"
