@@ -821,7 +821,8 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 	mroce_params_set_mtu(p, mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ?
 			     mtu : 1024);
 	/* the table sizes of mroce_rc_create() */
-	mroce_params_fit_paths(p);
+	if (p->snd_wnd < p->max_inflight)
+		mroce_params_fit_paths(p);
 	p->dqpn = qp->dest_qpn;
 	/*
 	 * The verbs local ACK timeout (4.096 us << timeout, 0: infinite)
@@ -941,12 +942,15 @@ static void *mroce_rc_conn_alloc(size_t size, gfp_t gfp)
  * connection state is sized by what the QP can use (the QP keeps these
  * sizes over every connection it makes): the paths and window module
  * parameters as they are now (window: our DSN window; the peer's is
- * accepted at max_inflight whatever it is), PSN windows of twice a path's
- * share of it (mroce_params_fit_paths()) and a message table of the SQ's
+ * accepted at max_inflight whatever it is), a message table of the SQ's
  * slots (a WR holds its slot until it completes, so more could never be
- * outstanding).  119 KiB at 16 paths, window 1024 and 128 SQ slots (was
- * 168; Documentation/mroce-protocol.rst, 4.6).  A user QP's is charged
- * to the creating task's memory cgroup.
+ * outstanding) and, with a window below the default, PSN windows of twice
+ * a path's share of it (mroce_params_fit_paths()).  At the default window
+ * the PSN windows stay 256: sized by the 2x share (128 at 16 paths) the
+ * quick bench lost goodput under loss (bench/results/qp-memory.md).
+ * 151 KiB at 16 paths, window 1024 and 128 SQ slots (was 168; 68 KiB at
+ * window 256, 54 KiB with 16 slots; Documentation/mroce-protocol.rst,
+ * 4.6).  A user QP's is charged to the creating task's memory cgroup.
  */
 int mroce_rc_create(struct mroce_qp *qp)
 {
@@ -956,7 +960,8 @@ int mroce_rc_create(struct mroce_qp *qp)
 	p.num_paths = mroce_param_paths();
 	p.max_msgs = min_t(u32, qp->sq.num_entries, MROCE_MAX_MSGS);
 	p.snd_wnd = min_t(u32, mroce_param_window(), p.max_inflight);
-	mroce_params_fit_paths(&p);
+	if (p.snd_wnd < p.max_inflight)
+		mroce_params_fit_paths(&p);
 	qp->conn_size = mroce_conn_size(&p);
 	if (WARN_ON_ONCE(!qp->conn_size))
 		return -EINVAL;
