@@ -22,7 +22,7 @@ KVER ?= $(shell k=$$(uname -r); if [ -e /lib/modules/$$k/build/Makefile ]; then 
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all help setup module userspace check check-host check-guest demo install uninstall \
-	clean checkpatch bench fuzz sim ns3 check-debug deb check-packages check-kernels check-rt
+	clean checkpatch bench bench-qpmem fuzz sim ns3 check-debug deb check-packages check-kernels check-rt
 
 all: module userspace
 
@@ -41,6 +41,8 @@ help:
 	@echo "make sim        fabric simulator scenarios -> SIM_OUT (CSV, PNG, summary.md)"
 	@echo "make ns3        ns-3 model scenarios, mroce vs DCTCP/TCP/go-back-N -> NS3_OUT (needs libns3-dev)"
 	@echo "make bench      two-guest bench, mroce vs rxe (bench/bench.sh; about 15-20 min under TCG)"
+	@echo "make bench-qpmem  kernel memory per connected idle RC QP, 1000 QPs, mroce and rxe"
+	@echo "                (bench/qp_memory.sh -> bench/results/qp-memory.md; a few min under TCG)"
 	@echo "make clean      remove build products"
 
 setup:
@@ -147,6 +149,9 @@ check-packages:
 
 bench: all
 	@$(TOP)/bench/bench.sh $(BENCH_ARGS)
+
+bench-qpmem: all
+	@$(TOP)/bench/qp_memory.sh
 
 # Long fuzzing run of the packet parser and the ACK/SACK engine (seconds
 # per target); crashers land in build/fuzz/crashes (copy them into

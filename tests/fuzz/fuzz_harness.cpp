@@ -218,6 +218,12 @@ int mroce_fuzz_conn(const uint8_t *data, size_t size)
 	static const uint32_t isns[] = { 0, 0x9fc685, 0x83496a, 0xade41f };
 	prm.isn_tx = isns[prm.seed % 4];
 	prm.isn_rx = isns[(prm.seed / 4) % 4];
+	/* table sizes from the seed's other bits (mroce_params max_msgs, path_wnd) */
+	static const uint32_t msgs[] = { MROCE_MAX_MSGS, 64, 16, 4 };
+	static const uint32_t wnds[] = { MROCE_PATH_WND, 128, 32, 16 };
+	prm.max_msgs = msgs[(prm.seed / 16) % 4];
+	prm.path_wnd = wnds[(prm.seed / 64) % 4];
+	prm.cwnd_max = prm.path_wnd * (prm.mtu + MROCE_PKT_OVERHEAD);
 	mroce_params prm_b = prm;
 	prm_b.isn_tx = prm.isn_rx;
 	prm_b.isn_rx = prm.isn_tx;

@@ -32,6 +32,10 @@ struct Scenario {
 	uint32_t max_inflight;
 	int wrs;
 	uint32_t max_len;
+	/* table sizes (mroce_params): 0 keeps the default */
+	uint32_t max_msgs = 0;
+	uint32_t path_wnd = 0;
+	uint32_t snd_wnd_a = 0;	/* side a's DSN window only (b: max_inflight) */
 	uint32_t max_seg[2] = { 0, 0 };	/* mroce_params.max_seg of each end */
 };
 
@@ -40,10 +44,17 @@ void run_scenario(const Scenario &sc)
 	std::mt19937_64 rng(sc.seed * 7919 + 1);
 	auto pa = World::params(sc.seed, sc.paths);
 	pa.max_inflight = sc.max_inflight;
+	if (sc.max_msgs)
+		pa.max_msgs = sc.max_msgs;
+	if (sc.path_wnd) {
+		pa.path_wnd = sc.path_wnd;
+		mroce_params_set_mtu(&pa, pa.mtu);
+	}
 	auto pb = pa;
 	pb.seed = sc.seed + 1000;
 	pa.max_seg = sc.max_seg[0];
 	pb.max_seg = sc.max_seg[1];
+	pa.snd_wnd = sc.snd_wnd_a;
 	World w(sc.seed, pa, pb);
 	w.ch.cfg = sc.ch;
 	for (auto &e : w.ep)
@@ -275,6 +286,65 @@ TEST_P(E2ESeeds, LossyReorderingDuplicatingChannel)
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, E2ESeeds, testing::Range(100, 140));
+
+// Tables sized by use (mroce_params max_msgs, path_wnd): the smallest
+// ones still move every byte exactly once through loss and reordering;
+// posting waits (E_NOSPC) instead of overrunning the message table, and
+// mroce_conn_check() holds every path to its path_wnd.
+class E2ESizedSeeds : public testing::TestWithParam<int> {};
+
+TEST_P(E2ESizedSeeds, SmallTablesLossyChannel)
+{
+	int seed = GetParam();
+	std::mt19937_64 r(seed);
+	ChannelCfg ch;
+	ch.loss = (r() % 60) / 1000.0;		/* 0 .. 6% */
+	ch.dup = (r() % 30) / 1000.0;
+	ch.reorder = (r() % 300) / 1000.0;
+	ch.jitter_ns = 1 + r() % (20 * kUs);
+	uint32_t paths = 1 + (uint32_t)(r() % 16);
+	uint32_t inflight = 16u << (r() % 7);	/* 16 .. 1024 */
+	uint32_t msgs = 1u << (r() % 9);	/* 1 .. 256 */
+	uint32_t wnd = 16u << (r() % 5);	/* 16 .. 256 */
+	uint32_t snd = std::max(16u, inflight >> (r() % 4));	/* a's window */
+	Scenario sc{ (uint64_t)seed, ch, paths, inflight, 40 + (int)(r() % 40),
+		     (uint32_t)(r() % 20000), msgs, wnd, snd };
+	RecordProperty("max_msgs", (int)msgs);
+	RecordProperty("path_wnd", (int)wnd);
+	RecordProperty("snd_wnd_a", (int)snd);
+	/* and segments above the path MTU on either end */
+	static const uint32_t segs[3][2] = { { 0, 0 }, { 1344, 2048 },
+					     { 4096, 1408 } };
+	const uint32_t *sg = segs[r() % 3];
+	sc.max_seg[0] = sg[0];
+	sc.max_seg[1] = sg[1];
+	run_scenario(sc);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, E2ESizedSeeds, testing::Range(300, 320));
+
+// One message slot, one path of 16 PSNs: everything still arrives, in
+// posting order.
+TEST(E2E, OneMessageSlotSmallestPathWindow)
+{
+	ChannelCfg ch;
+	ch.loss = 0.03;
+	ch.reorder = 0.2;
+	Scenario sc{ 3, ch, 1, 64, 50, 40000, 1, 16 };
+	run_scenario(sc);
+}
+
+// A sender whose DSN window (snd_wnd 16) is far below the window its peer
+// accepts (max_inflight 1024) and below the peer's own: both directions
+// move everything, and the small side never has more than 16 out.
+TEST(E2E, SmallSendWindowAgainstFullPeer)
+{
+	ChannelCfg ch;
+	ch.loss = 0.02;
+	ch.reorder = 0.1;
+	Scenario sc{ 4, ch, 4, 1024, 60, 30000, 0, 0, 16 };
+	run_scenario(sc);
+}
 
 // A bulk WRITE spread over 16 paths: the receiver acknowledges every path,
 // but with one ACK per ack_every (4) packets of the connection, the other

@@ -354,7 +354,8 @@ TEST(Params, ConnSizeFollowsPathsAndWindow)
 	const size_t s16 = mroce_conn_size(&p);
 	p.num_paths = 64;
 	const size_t s64 = mroce_conn_size(&p);
-	EXPECT_EQ(s64 - s16, 48 * sizeof(mroce_path));
+	EXPECT_EQ(s64 - s16, 48 * (sizeof(mroce_path) + MROCE_PATH_WND * sizeof(mroce_psn_ent) +
+				   MROCE_ACK_BLK_SIZE));
 	p.max_inflight *= 2;
 	EXPECT_GT(mroce_conn_size(&p), s64);
 	EXPECT_LE(mroce_conn_size(&p), MROCE_CONN_SIZE_MAX);
@@ -367,6 +368,152 @@ TEST(Params, ConnSizeFollowsPathsAndWindow)
 	ASSERT_EQ(mroce_conn_init(c.get(), s16, &p, nullptr, nullptr, 0), 0);
 	EXPECT_EQ(c->p.num_paths, 16u);
 	EXPECT_EQ((uint8_t *)(c->retxq + p.max_inflight) - (uint8_t *)c.get(), (ptrdiff_t)s16);
+}
+
+// Table sizes: powers of two within their bounds, a path window that
+// holds cwnd_init; each grows the connection by exactly its entries, and
+// the largest of everything is MROCE_CONN_SIZE_MAX.
+TEST(Params, TableSizesValidatedAndSized)
+{
+	mroce_params p;
+	mroce_params_default(&p);
+	EXPECT_EQ(p.max_msgs, (uint32_t)MROCE_MAX_MSGS);
+	EXPECT_EQ(p.path_wnd, (uint32_t)MROCE_PATH_WND);
+	auto bad = [](auto f) {
+		mroce_params q;
+		mroce_params_default(&q);
+		f(q);
+		return mroce_conn_size(&q);
+	};
+	EXPECT_EQ(bad([](auto &q) { q.max_msgs = 0; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.max_msgs = 3; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.max_msgs = 2 * MROCE_MAX_MSGS; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.path_wnd = 8; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.path_wnd = 48; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.path_wnd = 2 * MROCE_PATH_WND; }), 0u);
+	/* cwnd_init (16 packets) must fit a window of 16 */
+	EXPECT_EQ(bad([](auto &q) {
+		q.path_wnd = 16;
+		q.cwnd_init = 17 * (q.mtu + MROCE_PKT_OVERHEAD);
+	}), 0u);
+	EXPECT_GT(bad([](auto &q) { q.path_wnd = 16; }), 0u);
+	EXPECT_GT(bad([](auto &q) { q.max_msgs = 1; }), 0u);
+
+	const size_t base = mroce_conn_size(&p);
+	p.max_msgs = 16;
+	EXPECT_EQ(base - mroce_conn_size(&p), 240 * sizeof(mroce_smsg));
+	p.path_wnd = 64;
+	EXPECT_EQ(base - mroce_conn_size(&p),
+		  240 * sizeof(mroce_smsg) + p.num_paths * 192 * sizeof(mroce_psn_ent));
+
+	mroce_params_default(&p);
+	p.num_paths = MROCE_MAX_PATHS;
+	p.max_inflight = MROCE_MAX_INFLIGHT;
+	EXPECT_EQ(mroce_conn_size(&p), MROCE_CONN_SIZE_MAX);
+
+	/* the tables are where the layout puts them, inside the block */
+	mroce_params_default(&p);
+	p.num_paths = 5;
+	p.max_msgs = 8;
+	p.path_wnd = 32;
+	const size_t sz = mroce_conn_size(&p);
+	auto c = mroce_mem::conn_alloc(sz);
+	ASSERT_EQ(mroce_conn_init(c.get(), sz, &p, nullptr, nullptr, 0), 0);
+	auto in = [&](const void *x, size_t n) {
+		auto *b = (const uint8_t *)c.get(), *q = (const uint8_t *)x;
+		return q >= b + sizeof(mroce_conn) && q + n <= b + sz;
+	};
+	EXPECT_TRUE(in(c->smsg, 8 * sizeof(mroce_smsg)));
+	for (uint32_t i = 0; i < 5; i++)
+		EXPECT_TRUE(in(c->path[i].win, 32 * sizeof(mroce_psn_ent))) << i;
+	EXPECT_EQ(c->path[1].win - c->path[0].win, 32);
+	EXPECT_TRUE(in(c->rcv_dsn_map, p.max_inflight / 8));
+	EXPECT_TRUE(in(c->ack_blk, 4 * MROCE_ACK_BLK_SIZE));
+	EXPECT_EQ((uint8_t *)(c->retxq + p.max_inflight) - (uint8_t *)c.get(), (ptrdiff_t)sz);
+	EXPECT_EQ(mroce_conn_check(c.get()), nullptr);
+}
+
+// mroce_params_fit_paths(): twice a path's share of the DSN window, a
+// power of two in [16, MROCE_PATH_WND], cwnd_max following it.
+TEST(Params, FitPathsSizesWindowsByShare)
+{
+	struct {
+		uint32_t paths, inflight, wnd;
+	} cases[] = {
+		{ 1, 1024, 256 }, { 8, 1024, 256 }, { 16, 1024, 128 },
+		{ 64, 1024, 32 }, { 64, 16, 16 }, { 3, 1024, 256 },
+		{ 12, 1024, 256 }, { 24, 256, 32 }, { 1, 16, 32 },
+	};
+	for (auto &k : cases) {
+		mroce_params p;
+		mroce_params_default(&p);
+		mroce_params_set_mtu(&p, 1024);
+		p.num_paths = k.paths;
+		p.max_inflight = k.inflight;
+		mroce_params_fit_paths(&p);
+		EXPECT_EQ(p.path_wnd, k.wnd) << k.paths << " " << k.inflight;
+		EXPECT_EQ(p.cwnd_max, k.wnd * (1024 + MROCE_PKT_OVERHEAD));
+		EXPECT_LE(p.cwnd_init, p.cwnd_max);
+		EXPECT_GT(mroce_conn_size(&p), 0u);
+		/* set_mtu keeps the window's cwnd_max */
+		mroce_params_set_mtu(&p, 4096);
+		EXPECT_EQ(p.cwnd_max, k.wnd * (4096 + MROCE_PKT_OVERHEAD));
+	}
+}
+
+// snd_wnd: our DSN window, 0 for max_inflight, else a power of 2 in
+// [16, max_inflight]; it alone sizes the DSN records and the retransmit
+// queue (the receive map follows max_inflight), and the paths' fit.
+TEST(Params, SendWindowSizesDsnRecords)
+{
+	mroce_params p;
+	mroce_params_default(&p);
+	EXPECT_EQ(p.snd_wnd, 0u);
+	auto bad = [](auto f) {
+		mroce_params q;
+		mroce_params_default(&q);
+		f(q);
+		return mroce_conn_size(&q);
+	};
+	EXPECT_EQ(bad([](auto &q) { q.snd_wnd = 8; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.snd_wnd = 48; }), 0u);
+	EXPECT_EQ(bad([](auto &q) { q.snd_wnd = 2048; }), 0u);	/* > max_inflight */
+	const size_t full = mroce_conn_size(&p);
+	p.snd_wnd = p.max_inflight;
+	EXPECT_EQ(mroce_conn_size(&p), full);
+	p.snd_wnd = 256;
+	EXPECT_EQ(full - mroce_conn_size(&p),
+		  768 * (sizeof(mroce_dsn_ent) + sizeof(uint32_t)));
+	mroce_params_fit_paths(&p);
+	EXPECT_EQ(p.path_wnd, 32u);	/* 2 * 256 / 16 paths */
+	const size_t sz = mroce_conn_size(&p);
+	auto c = mroce_mem::conn_alloc(sz);
+	ASSERT_EQ(mroce_conn_init(c.get(), sz, &p, nullptr, nullptr, 0), 0);
+	EXPECT_EQ(c->p.snd_wnd, 256u);
+	EXPECT_EQ((uint8_t *)(c->retxq + 256) - (uint8_t *)c.get(), (ptrdiff_t)sz);
+	EXPECT_EQ(mroce_conn_check(c.get()), nullptr);
+	/* 0 is stored as the window in use */
+	mroce_params_default(&p);
+	auto d = mroce_mem::conn_alloc();
+	ASSERT_EQ(mroce_mem::conn_init(d.get(), &p, nullptr, nullptr, 0), 0);
+	EXPECT_EQ(d->p.snd_wnd, p.max_inflight);
+}
+
+// max_msgs bounds our outstanding WRs: the next waits with E_NOSPC.
+TEST(Params, MaxMsgsBoundsPosting)
+{
+	Endpoint e;
+	mroce_params p;
+	mroce_params_default(&p);
+	p.max_msgs = 4;
+	ASSERT_EQ(e.init(p, 0), 0);
+	mroce_wr wr{};
+	wr.op = MROCE_WOP_WRITE;
+	wr.length = 10;
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), 0);
+	EXPECT_EQ(mroce_conn_post(e.conn.get(), &wr, 0), MROCE_E_NOSPC);
+	EXPECT_EQ(mroce_conn_check(e.conn.get()), nullptr);
 }
 
 TEST(Params, PostRejectsInvalidAndBoundsQueues)

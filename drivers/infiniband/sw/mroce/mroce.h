@@ -602,6 +602,8 @@ struct mroce_qp {
 	struct mroce_conn *conn;	/* RC: the protocol core; its ctx is qp */
 	size_t conn_size;		/* RC: bytes at conn (mroce_conn_size()) */
 	u32 conn_paths;			/* RC: its paths, fixed at create_qp */
+	u32 conn_msgs;			/* RC: its max_msgs (SQ slots, <= 256) */
+	u32 conn_snd_wnd;		/* RC: its snd_wnd (window parameter) */
 	bool conn_live;			/* conn initialised (RTR..ERR) */
 	/*
 	 * RC: the datapath step in progress, for the core's callbacks: set by
@@ -723,6 +725,7 @@ extern struct mutex mroce_dev_lock;
 /* mroce_params.c: module parameters (any context). */
 u16 mroce_udp_port(void);
 u32 mroce_param_paths(void);
+u32 mroce_param_window(void);
 u64 mroce_param_cc_target_ns(void);
 u64 mroce_param_rto_min_ns(void);
 bool mroce_param_netdev_seg(void);

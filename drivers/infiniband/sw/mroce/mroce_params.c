@@ -12,6 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/moduleparam.h>
 
 #include "mroce.h"
@@ -67,6 +68,17 @@ module_param_cb(paths, &mroce_param_ops, &mroce_paths_p, 0644);
 MODULE_PARM_DESC(paths, "logical paths (UDP source ports) per RC QP, 1..64 (16)");
 
 /*
+ * The DSN window of an RC QP's sends (mroce_params.snd_wnd): it sizes the
+ * connection's DSN records and, with paths, its PSN windows, so memory per
+ * QP follows it (bench/results/qp-memory.md).  Read at create_qp like
+ * paths.  The window accepted from the peer stays 1024.
+ */
+static struct mroce_param mroce_window_p = { 1024, 16, 1024 };
+module_param_cb(window, &mroce_param_ops, &mroce_window_p, 0644);
+MODULE_PARM_DESC(window,
+		 "segments an RC QP may have in flight, 16..1024, rounded down to a power of 2 (1024)");
+
+/*
  * Software stacks see RTT noise from scheduling and timer slack far above
  * a NIC's: the delay target and the RTO floor are tunable, with defaults
  * for a host kernel (see Documentation/mroce-protocol.rst, parameters).
@@ -99,6 +111,11 @@ u16 mroce_udp_port(void)
 u32 mroce_param_paths(void)
 {
 	return READ_ONCE(mroce_paths_p.val);
+}
+
+u32 mroce_param_window(void)
+{
+	return rounddown_pow_of_two(READ_ONCE(mroce_window_p.val));
 }
 
 u64 mroce_param_cc_target_ns(void)

@@ -191,7 +191,8 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		rq_wqe = qp->rq.entry_size;
 		qp->xrcd = init->xrcd;
 		qp->xrc_slot = kcalloc(MROCE_SRQ_BIND, sizeof(u32),
-				       GFP_KERNEL);
+				       qp->user ? GFP_KERNEL_ACCOUNT :
+						  GFP_KERNEL);
 		if (!qp->xrc_slot) {
 			err = -ENOMEM;
 			goto err_sq;

@@ -24,7 +24,9 @@
 #include <linux/highmem.h>
 #include <linux/kernel.h>
 #include <linux/random.h>
+#include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
 
 #include "mroce.h"
 #include "core/mroce_core.h"
@@ -830,11 +832,16 @@ static void mroce_rc_params(struct mroce_qp *qp, struct mroce_params *p,
 
 	mroce_params_default(p);
 	p->num_paths = qp->conn_paths;
+	p->max_msgs = qp->conn_msgs;
+	p->snd_wnd = qp->conn_snd_wnd;
 	p->target_qdelay_ns = mroce_param_cc_target_ns();
 	p->rto_min_ns = mroce_param_rto_min_ns();
 	mroce_params_set_mtu(p, mtu >= 256 && mtu <= MROCE_MAX_PAYLOAD ?
 			     mtu : 1024);
 	p->max_seg = mroce_rc_max_seg(qp, p->mtu);
+	/* the table sizes of mroce_rc_create() */
+	if (p->snd_wnd < p->max_inflight)
+		mroce_params_fit_paths(p);
 	p->dqpn = qp->dest_qpn;
 	/*
 	 * The verbs local ACK timeout (4.096 us << timeout, 0: infinite)
@@ -934,11 +941,35 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 }
 
 /*
- * Process context, at create_qp (RC only).  The connection state is sized
- * by the paths module parameter as it is now (the QP keeps that count
- * over every connection it makes) and the core's default window: about
- * 170 KiB at 16 paths.  A user QP's is charged to the creating task's
- * memory cgroup.
+ * Process context.  kvzalloc() serves a block above two pages from the page
+ * allocator, in a power of two of pages: the connection of a default QP
+ * (about 120 KiB) would take 128 KiB, one of 130 KiB 256 KiB.  When that
+ * wastes more than an eighth, take whole pages from vmalloc instead.  Freed
+ * with kvfree() either way.
+ */
+static void *mroce_rc_conn_alloc(size_t size, gfp_t gfp)
+{
+	size_t block = PAGE_SIZE << get_order(size);
+
+	if (size > 2 * PAGE_SIZE && block - size > size / 8)
+		return __vmalloc(size, gfp | __GFP_ZERO);
+	return kvzalloc(size, gfp);
+}
+
+/*
+ * Process context, at create_qp (RC only), after the SQ ring.  The
+ * connection state is sized by what the QP can use (the QP keeps these
+ * sizes over every connection it makes): the paths and window module
+ * parameters as they are now (window: our DSN window; the peer's is
+ * accepted at max_inflight whatever it is), a message table of the SQ's
+ * slots (a WR holds its slot until it completes, so more could never be
+ * outstanding) and, with a window below the default, PSN windows of twice
+ * a path's share of it (mroce_params_fit_paths()).  At the default window
+ * the PSN windows stay 256: sized by the 2x share (128 at 16 paths) the
+ * quick bench lost goodput under loss (bench/results/qp-memory.md).
+ * 151 KiB at 16 paths, window 1024 and 128 SQ slots (was 168; 68 KiB at
+ * window 256, 54 KiB with 16 slots; Documentation/mroce-protocol.rst,
+ * 4.6).  A user QP's is charged to the creating task's memory cgroup.
  */
 int mroce_rc_create(struct mroce_qp *qp)
 {
@@ -946,12 +977,19 @@ int mroce_rc_create(struct mroce_qp *qp)
 
 	mroce_params_default(&p);
 	p.num_paths = mroce_param_paths();
+	p.max_msgs = min_t(u32, qp->sq.num_entries, MROCE_MAX_MSGS);
+	p.snd_wnd = min_t(u32, mroce_param_window(), p.max_inflight);
+	if (p.snd_wnd < p.max_inflight)
+		mroce_params_fit_paths(&p);
 	qp->conn_size = mroce_conn_size(&p);
 	if (WARN_ON_ONCE(!qp->conn_size))
 		return -EINVAL;
 	qp->conn_paths = p.num_paths;
-	qp->conn = kvzalloc(qp->conn_size,
-			    qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	qp->conn_msgs = p.max_msgs;
+	qp->conn_snd_wnd = p.snd_wnd;
+	qp->conn = mroce_rc_conn_alloc(qp->conn_size,
+				       qp->user ? GFP_KERNEL_ACCOUNT :
+						  GFP_KERNEL);
 	return qp->conn ? 0 : -ENOMEM;
 }
 

@@ -51,7 +51,8 @@ int mroce_ring_alloc(struct mroce_dev *mdev, struct mroce_ring *ring,
 	ring->ctl->entry_size = entry_size;
 
 	if (uctx) {
-		me = kzalloc(sizeof(*me), GFP_KERNEL);
+		/* a user ring's entry: charged to the task's memcg */
+		me = kzalloc(sizeof(*me), GFP_KERNEL_ACCOUNT);
 		if (!me) {
 			err = -ENOMEM;
 			goto err_free;

@@ -187,10 +187,10 @@ static void mroce_cc_path_ack(struct mroce_conn *c, struct mroce_path *p,
 /* ---------------------------------------------------------------- */
 /* The connection window.                                            */
 
-/* The connection window's cap: max_inflight full packets. */
+/* The connection window's cap: snd_wnd full packets. */
 u32 mroce_cc_conn_max(const struct mroce_conn *c)
 {
-	return c->p.max_inflight * (c->tx_seg + MROCE_PKT_OVERHEAD);
+	return c->p.snd_wnd * (c->tx_seg + MROCE_PKT_OVERHEAD);
 }
 
 void mroce_cc_conn_init(struct mroce_conn *c)

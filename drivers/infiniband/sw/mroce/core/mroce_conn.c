@@ -32,6 +32,8 @@ void mroce_params_default(struct mroce_params *p)
 	p->seed = 1;
 	p->max_rd_atomic = MROCE_MAX_RESP;
 	p->max_dest_rd_atomic = MROCE_MAX_RESP;
+	p->max_msgs = MROCE_MAX_MSGS;
+	p->path_wnd = MROCE_PATH_WND;
 }
 
 void mroce_params_set_mtu(struct mroce_params *p, u32 mtu)
@@ -39,7 +41,27 @@ void mroce_params_set_mtu(struct mroce_params *p, u32 mtu)
 	p->mtu = mtu;
 	p->cwnd_init = 16 * (mtu + MROCE_PKT_OVERHEAD);
 	p->cwnd_min = mtu + MROCE_PKT_OVERHEAD;
-	p->cwnd_max = MROCE_PATH_WND * (mtu + MROCE_PKT_OVERHEAD);
+	p->cwnd_max = (p->path_wnd ? p->path_wnd : MROCE_PATH_WND) *
+		      (mtu + MROCE_PKT_OVERHEAD);
+}
+
+/* Our DSN window: snd_wnd, or max_inflight for 0. */
+static u32 mroce_snd_wnd(const struct mroce_params *p)
+{
+	return p->snd_wnd ? p->snd_wnd : p->max_inflight;
+}
+
+void mroce_params_fit_paths(struct mroce_params *p)
+{
+	u32 w = 16, share = p->num_paths ?
+			    2 * mroce_snd_wnd(p) / p->num_paths : 0;
+
+	while (w < share && w < MROCE_PATH_WND)
+		w *= 2;
+	p->path_wnd = w;
+	p->cwnd_max = w * (p->mtu + MROCE_PKT_OVERHEAD);
+	if (p->cwnd_init > p->cwnd_max)
+		p->cwnd_init = p->cwnd_max;
 }
 
 static u32 mroce_fmix32(u32 h)
@@ -97,6 +119,9 @@ static bool mroce_params_ok(const struct mroce_params *p)
 	if (p->max_inflight < 16 || p->max_inflight > MROCE_MAX_INFLIGHT ||
 	    (p->max_inflight & (p->max_inflight - 1)))
 		return false;
+	if (p->snd_wnd && (p->snd_wnd < 16 || p->snd_wnd > p->max_inflight ||
+			   (p->snd_wnd & (p->snd_wnd - 1))))
+		return false;
 	if (p->mtu < 256 || p->mtu > MROCE_MAX_PAYLOAD)
 		return false;
 	if (p->max_seg && (p->max_seg % MROCE_SEG_UNIT ||
@@ -125,6 +150,13 @@ static bool mroce_params_ok(const struct mroce_params *p)
 		return false;
 	if (!p->max_rd_atomic || p->max_rd_atomic > MROCE_MAX_RESP ||
 	    p->max_dest_rd_atomic > MROCE_MAX_RESP)
+		return false;
+	if (!p->max_msgs || p->max_msgs > MROCE_MAX_MSGS ||
+	    (p->max_msgs & (p->max_msgs - 1)))
+		return false;
+	if (p->path_wnd < 16 || p->path_wnd > MROCE_PATH_WND ||
+	    (p->path_wnd & (p->path_wnd - 1)) ||
+	    p->cwnd_init > p->path_wnd * (p->mtu + MROCE_PKT_OVERHEAD))
 		return false;
 	return true;
 }
@@ -171,10 +203,17 @@ size_t mroce_conn_size(const struct mroce_params *p)
 	/* every element size is a multiple of 8, u32 last: all aligned */
 	BUILD_BUG_ON(sizeof(struct mroce_conn) % 8 ||
 		     sizeof(struct mroce_path) % 8 ||
-		     sizeof(struct mroce_dsn_ent) % 8);
+		     sizeof(struct mroce_dsn_ent) % 8 ||
+		     sizeof(struct mroce_smsg) % 8 ||
+		     sizeof(struct mroce_psn_ent) % 8 ||
+		     MROCE_ACK_BLK_SIZE % 8);
 	return sizeof(struct mroce_conn) +
-	       p->num_paths * sizeof(struct mroce_path) +
-	       p->max_inflight * (sizeof(struct mroce_dsn_ent) + sizeof(u32));
+	       p->num_paths * (sizeof(struct mroce_path) +
+			       p->path_wnd * sizeof(struct mroce_psn_ent)) +
+	       mroce_snd_wnd(p) * (sizeof(struct mroce_dsn_ent) + sizeof(u32)) +
+	       p->max_msgs * sizeof(struct mroce_smsg) +
+	       (p->max_inflight + 63) / 64 * sizeof(u64) +
+	       (p->num_paths - 1) * MROCE_ACK_BLK_SIZE;
 }
 
 int mroce_conn_init(struct mroce_conn *c, size_t size,
@@ -182,15 +221,23 @@ int mroce_conn_init(struct mroce_conn *c, size_t size,
 		    const struct mroce_conn_ops *ops, void *ctx, u64 now_ns)
 {
 	size_t need = mroce_conn_size(p);
+	struct mroce_psn_ent *win;
 	u32 i;
 
 	if (!c || !need || size < need)
 		return MROCE_E_INVAL;
 	memset(c, 0, need);
+	/* the layout of mroce_conn_size(), u32 last */
 	c->path = (struct mroce_path *)(c + 1);
 	c->dsn = (struct mroce_dsn_ent *)(c->path + p->num_paths);
-	c->retxq = (u32 *)(c->dsn + p->max_inflight);
+	c->smsg = (struct mroce_smsg *)(c->dsn + mroce_snd_wnd(p));
+	win = (struct mroce_psn_ent *)(c->smsg + p->max_msgs);
+	c->rcv_dsn_map = (u64 *)(win + p->num_paths * p->path_wnd);
+	c->ack_blk = (u8 *)(c->rcv_dsn_map + (p->max_inflight + 63) / 64);
+	c->retxq = (u32 *)(c->ack_blk +
+			   (p->num_paths - 1) * MROCE_ACK_BLK_SIZE);
 	c->p = *p;
+	c->p.snd_wnd = mroce_snd_wnd(p);
 	c->ops = ops;
 	c->ctx = ctx;
 	c->now_ns = now_ns;
@@ -199,6 +246,7 @@ int mroce_conn_init(struct mroce_conn *c, size_t size,
 	mroce_cc_conn_init(c);
 	for (i = 0; i < p->num_paths; i++) {
 		mroce_path_init(c, i, now_ns);
+		c->path[i].win = win + i * p->path_wnd;
 		mroce_sack_rx_init(&c->path[i].rcv_sb,
 				   mroce_isn_start(p->isn_rx, MROCE_ISN_PSN + i));
 	}
@@ -226,7 +274,7 @@ int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
 	if ((wr->op == MROCE_WOP_CMP_SWAP || wr->op == MROCE_WOP_FETCH_ADD) &&
 	    (wr->length != 8 || (wr->remote_va & 7)))
 		return MROCE_E_INVAL;
-	if (c->msn_nxt - c->msn_una >= MROCE_MAX_MSGS)
+	if (c->msn_nxt - c->msn_una >= c->p.max_msgs)
 		return MROCE_E_NOSPC;
 	if (mroce_wop_needs_resp(wr->op)) {
 		for (k = c->msn_una; k != c->msn_nxt; k++) {
@@ -400,25 +448,25 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 	u32 i, psn, live;
 	u64 sum, total = 0;
 
-	if (c->snd_dsn_nxt - c->snd_dsn_una > c->p.max_inflight)
-		return "DSN window exceeds max_inflight";
-	if (c->retxq_len > c->p.max_inflight)
+	if (c->snd_dsn_nxt - c->snd_dsn_una > c->p.snd_wnd)
+		return "DSN window exceeds snd_wnd";
+	if (c->retxq_len > c->p.snd_wnd)
 		return "retransmit queue overflow";
-	if (c->msn_nxt - c->msn_una > MROCE_MAX_MSGS)
-		return "message window exceeds MROCE_MAX_MSGS";
+	if (c->msn_nxt - c->msn_una > c->p.max_msgs)
+		return "message window exceeds max_msgs";
 	if (c->msn_seg - c->msn_una > c->msn_nxt - c->msn_una)
 		return "segmentation pointer outside message window";
 	if (c->resp_len > MROCE_MAX_RESP || c->resp_head >= MROCE_MAX_RESP)
 		return "response FIFO out of bounds";
 	for (i = 0; i < c->p.num_paths; i++) {
 		p = &c->path[i];
-		if (p->snd_nxt - p->snd_una > MROCE_PATH_WND)
-			return "path window exceeds MROCE_PATH_WND";
+		if (p->snd_nxt - p->snd_una > c->p.path_wnd)
+			return "path window exceeds path_wnd";
 		sum = 0;
 		live = 0;
 		for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
 			const struct mroce_psn_ent *e =
-				&p->win[psn % MROCE_PATH_WND];
+				mroce_psn_of(c, p, psn);
 
 			if (e->live) {
 				sum += e->len + MROCE_PKT_OVERHEAD;
@@ -437,6 +485,6 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 		return "connection inflight differs from its paths'";
 	if (c->cc.cwnd < c->p.cwnd_min ||
 	    c->cc.cwnd > mroce_cc_conn_max(c))
-		return "connection cwnd outside [cwnd_min, max_inflight packets]";
+		return "connection cwnd outside [cwnd_min, snd_wnd packets]";
 	return NULL;
 }

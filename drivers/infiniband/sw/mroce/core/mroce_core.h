@@ -262,6 +262,25 @@ struct mroce_params {
 	 * the rule fails with INV_REQ.  (false)
 	 */
 	bool xrc_tgt;
+	/*
+	 * Table sizes, fixed for the life of the memory (mroce_conn_size()):
+	 * max_msgs of our WRs outstanding at once (power of 2,
+	 * 1..MROCE_MAX_MSGS; more wait with MROCE_E_NOSPC), path_wnd PSNs in
+	 * flight per path (power of 2, 16..MROCE_PATH_WND, at least
+	 * cwnd_init packets; a path with path_wnd PSNs out sends nothing
+	 * more).  Neither is visible on the wire.  (MROCE_MAX_MSGS,
+	 * MROCE_PATH_WND; mroce_params_fit_paths() picks a smaller path_wnd)
+	 */
+	u32 max_msgs;
+	u32 path_wnd;
+	/*
+	 * Our DSN window (sender side): our segments in flight at once, a
+	 * power of 2, 16..max_inflight, 0 for max_inflight.  It sizes the
+	 * DSN records and caps the connection's cwnd; the window we accept
+	 * from the peer stays max_inflight, so no peer is refused anything
+	 * it may send.  mroce_conn_init() stores the value in use.  (0)
+	 */
+	u32 snd_wnd;
 };
 
 /* Fill p with the defaults above (dqpn 0, seed 1). */
@@ -279,6 +298,17 @@ void mroce_params_default(struct mroce_params *p);
  * (MROCE_PATH_WND packets).  mroce_params_default() uses it with 4096.
  */
 void mroce_params_set_mtu(struct mroce_params *p, u32 mtu);
+
+/*
+ * Size the per-path PSN windows by what the connection can have in
+ * flight rather than by the protocol's maximum: path_wnd = twice a path's
+ * fair share of our DSN window (2 * snd_wnd / num_paths, snd_wnd 0 taken
+ * as max_inflight, a power of 2 in [16, MROCE_PATH_WND]), so that with
+ * half the paths down the others still hold the whole DSN window;
+ * cwnd_max follows (path_wnd packets of mtu).  Call after the mtu,
+ * num_paths, max_inflight and snd_wnd are set.
+ */
+void mroce_params_fit_paths(struct mroce_params *p);
 
 /* Sequence spaces derived from an ISN (mroce_isn_start()). */
 enum mroce_isn_space {
@@ -608,7 +638,7 @@ struct mroce_path {
 	u32 lost_head;		/* next slot of lost[] */
 	u64 reo_extra_ns;	/* reorder window learned from spurious losses */
 	u32 reo_clean;		/* losses since the last spurious one */
-	struct mroce_psn_ent win[MROCE_PATH_WND];
+	struct mroce_psn_ent *win;	/* p.path_wnd entries, by PSN */
 	/* receiver side */
 	struct mroce_sack_rx rcv_sb;	/* PSNs received (mroce_sack.h) */
 	u32 rcv_ce;
@@ -773,14 +803,14 @@ struct mroce_conn {
 	/* sender */
 	u32 snd_dsn_una, snd_dsn_nxt;
 	u32 inflight;		/* sum of the paths' st.inflight (bytes) */
-	struct mroce_dsn_ent *dsn;	/* p.max_inflight entries */
-	u32 *retxq;			/* p.max_inflight entries */
+	struct mroce_dsn_ent *dsn;	/* p.snd_wnd entries */
+	u32 *retxq;			/* p.snd_wnd entries */
 	u32 retxq_head, retxq_len;
 	u32 msn_una, msn_seg, msn_nxt;	/* our messages */
 	u32 rq_seq_nxt;
 	u32 tx_since_ackreq;	/* data packets since one asked for an ACK */
 	u32 tx_seg;		/* segment size of new messages, bytes */
-	struct mroce_smsg smsg[MROCE_MAX_MSGS];
+	struct mroce_smsg *smsg;	/* p.max_msgs entries, by MSN */
 	struct mroce_resp resp[MROCE_MAX_RESP];
 	u32 resp_head, resp_len;	/* FIFO of resp slots in MSN order */
 	u32 resp_seg;			/* responses fully segmented */
@@ -801,11 +831,11 @@ struct mroce_conn {
 
 	/* receiver */
 	u32 rcv_dsn_cum;
-	u64 rcv_dsn_map[MROCE_MAX_INFLIGHT / 64];
+	u64 *rcv_dsn_map;	/* p.max_inflight bits */
 	u32 rcv_msn_cum;
 	struct mroce_rmsg rmsg[MROCE_MAX_MSGS];
 	u32 rcv_unacked;	/* data packets since our last ACK, all paths */
-	u8 ack_blk[MROCE_ACK_MAX_BLKS * MROCE_ACK_BLK_SIZE];	/* our ACK's */
+	u8 *ack_blk;		/* our ACK's blocks: p.num_paths - 1 */
 	bool nak_pending;
 	u8 nak_syn;
 	u16 nak_path;
@@ -821,8 +851,12 @@ struct mroce_conn {
 	struct mroce_path *path;	/* p.num_paths entries */
 	struct mroce_conn_stats st;
 	/*
-	 * The arrays that grow with the parameters (path, dsn, retxq) follow
-	 * the structure in the same allocation: mroce_conn_size().
+	 * The arrays that grow with the parameters (path, dsn, smsg, the
+	 * paths' win, rcv_dsn_map, ack_blk, retxq) follow the structure in
+	 * the same allocation, in that order: mroce_conn_size().  rmsg and
+	 * resp stay at the protocol's bounds: the receive MSN window is
+	 * wire-visible (Documentation/mroce-protocol.rst, 4.3) and
+	 * max_dest_rd_atomic is known only at RTR, after the allocation.
 	 */
 };
 
@@ -831,14 +865,19 @@ struct mroce_conn {
 
 /*
  * Bytes a connection with parameters p needs: the structure and its
- * arrays sized by p (num_paths, max_inflight), 0 for invalid parameters.
- * MROCE_CONN_SIZE_MAX bounds it for every valid p.
+ * arrays sized by p (num_paths, max_inflight, snd_wnd, max_msgs,
+ * path_wnd), 0 for invalid parameters.  MROCE_CONN_SIZE_MAX bounds it for
+ * every valid p.
  */
 size_t mroce_conn_size(const struct mroce_params *p);
 #define MROCE_CONN_SIZE_MAX						\
 	(sizeof(struct mroce_conn) +					\
-	 MROCE_MAX_PATHS * sizeof(struct mroce_path) +			\
-	 MROCE_MAX_INFLIGHT * (sizeof(struct mroce_dsn_ent) + sizeof(u32)))
+	 MROCE_MAX_PATHS * (sizeof(struct mroce_path) +			\
+			    MROCE_PATH_WND * sizeof(struct mroce_psn_ent)) + \
+	 MROCE_MAX_INFLIGHT * (sizeof(struct mroce_dsn_ent) + sizeof(u32)) + \
+	 MROCE_MAX_MSGS * sizeof(struct mroce_smsg) +			\
+	 MROCE_MAX_INFLIGHT / 8 +					\
+	 (MROCE_MAX_PATHS - 1) * MROCE_ACK_BLK_SIZE)
 
 /*
  * Initialise c, size bytes of any memory (kvzalloc in the kernel), with

@@ -27,12 +27,20 @@ enum mroce_dsn_state {
 static inline struct mroce_dsn_ent *mroce_dsn_ent(struct mroce_conn *c,
 						  u32 dsn)
 {
-	return &c->dsn[dsn & (c->p.max_inflight - 1)];
+	return &c->dsn[dsn & (c->p.snd_wnd - 1)];
 }
 
 static inline struct mroce_smsg *mroce_smsg_of(struct mroce_conn *c, u32 msn)
 {
-	return &c->smsg[msn % MROCE_MAX_MSGS];
+	return &c->smsg[msn & (c->p.max_msgs - 1)];
+}
+
+/* The send record of psn on path p (its window holds p.path_wnd PSNs). */
+static inline struct mroce_psn_ent *mroce_psn_of(const struct mroce_conn *c,
+						 const struct mroce_path *p,
+						 u32 psn)
+{
+	return &p->win[psn & (c->p.path_wnd - 1)];
 }
 
 static inline struct mroce_rmsg *mroce_rmsg_of(struct mroce_conn *c, u32 msn)
@@ -183,7 +191,8 @@ u64 mroce_loss_reo_wnd(const struct mroce_conn *c, const struct mroce_path *p);
 u64 mroce_loss_down_round_ns(const struct mroce_conn *c);
 void mroce_psn_resolve(struct mroce_conn *c, struct mroce_path *p,
 		       struct mroce_psn_ent *e);
-void mroce_path_advance_una(struct mroce_path *p);
+void mroce_path_advance_una(const struct mroce_conn *c,
+			    struct mroce_path *p);
 void mroce_loss_queue_retx(struct mroce_conn *c, struct mroce_dsn_ent *ent);
 void mroce_loss_requeue_path(struct mroce_conn *c, u32 i);
 void mroce_loss_rack(struct mroce_conn *c, u32 i, u64 now);

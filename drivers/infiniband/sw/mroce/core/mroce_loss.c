@@ -120,16 +120,17 @@ void mroce_psn_resolve(struct mroce_conn *c, struct mroce_path *p,
 	c->inflight -= min_t(u32, w, c->inflight);
 }
 
-void mroce_path_advance_una(struct mroce_path *p)
+void mroce_path_advance_una(const struct mroce_conn *c,
+			    struct mroce_path *p)
 {
 	while (p->snd_una != p->snd_nxt &&
-	       !p->win[p->snd_una % MROCE_PATH_WND].live)
+	       !mroce_psn_of(c, p, p->snd_una)->live)
 		p->snd_una++;
 }
 
 void mroce_loss_queue_retx(struct mroce_conn *c, struct mroce_dsn_ent *ent)
 {
-	u32 mask = c->p.max_inflight - 1;
+	u32 mask = c->p.snd_wnd - 1;
 
 	ent->state = MROCE_DSN_LOST;
 	if (ent->queued)
@@ -179,7 +180,7 @@ void mroce_loss_requeue_path(struct mroce_conn *c, u32 i)
 	u32 psn;
 
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
+		e = mroce_psn_of(c, p, psn);
 		if (!e->live)
 			continue;
 		mroce_psn_resolve(c, p, e);
@@ -204,7 +205,7 @@ static struct mroce_psn_ent *mroce_path_pending(struct mroce_conn *c,
 	struct mroce_psn_ent *e;
 
 	for (; *psn != p->snd_nxt; (*psn)++) {
-		e = &p->win[*psn % MROCE_PATH_WND];
+		e = mroce_psn_of(c, p, *psn);
 		if (!e->live)
 			continue;
 		if (!mroce_dsn_done(c, e->dsn))
@@ -241,7 +242,7 @@ void mroce_loss_rack(struct mroce_conn *c, u32 i, u64 now)
 			 .path = i, .psn = psn0, .dsn = dsn0, .count = lost);
 		mroce_cc_on_loss(c, p, lost, now);
 	}
-	mroce_path_advance_una(p);
+	mroce_path_advance_una(c, p);
 }
 
 static u64 mroce_rack_due(const struct mroce_conn *c,
@@ -251,7 +252,7 @@ static u64 mroce_rack_due(const struct mroce_conn *c,
 	u32 psn;
 
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
+		e = mroce_psn_of(c, p, psn);
 		if (!e->live)
 			continue;
 		if (!mroce_seq_lt(psn, p->rack_psn))
@@ -326,7 +327,7 @@ static void mroce_loss_rto_fire(struct mroce_conn *c, u32 i, u64 now)
 	u32 psn, lost = 0, psn0 = 0, dsn0 = 0;
 
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-		e = &p->win[psn % MROCE_PATH_WND];
+		e = mroce_psn_of(c, p, psn);
 		if (!e->live)
 			continue;
 		if (!lost++) {
@@ -335,7 +336,7 @@ static void mroce_loss_rto_fire(struct mroce_conn *c, u32 i, u64 now)
 		}
 		mroce_psn_lost(c, p, e, psn, true);
 	}
-	mroce_path_advance_una(p);
+	mroce_path_advance_una(c, p);
 	p->st.rtos++;
 	p->consec_rto++;
 	p->backoff++;
@@ -432,7 +433,7 @@ u64 mroce_loss_next_timer(const struct mroce_conn *c)
 			continue;
 		}
 		for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
-			e = &p->win[psn % MROCE_PATH_WND];
+			e = mroce_psn_of(c, p, psn);
 			if (e->live)
 				break;
 		}

@@ -66,7 +66,7 @@ bool mroce_path_has_room(const struct mroce_conn *c, u32 i, u32 wlen)
 
 	if (p->st.state != MROCE_PATH_UP)
 		return false;
-	if (p->snd_nxt - p->snd_una >= MROCE_PATH_WND)
+	if (p->snd_nxt - p->snd_una >= c->p.path_wnd)
 		return false;
 	/* An empty path may always send one packet. */
 	return !p->st.inflight || p->st.inflight + wlen <= p->st.cwnd;

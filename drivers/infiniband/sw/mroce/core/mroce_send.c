@@ -174,7 +174,7 @@ static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
 			   const struct mroce_pkt *pkt, u64 now)
 {
 	struct mroce_dsn_ent *ent = mroce_dsn_ent(c, pkt->dsn);
-	struct mroce_psn_ent *e = &p->win[pkt->psn % MROCE_PATH_WND];
+	struct mroce_psn_ent *e = mroce_psn_of(c, p, pkt->psn);
 	/* the parser bounds rnr_timer; the clamp keeps unparsed input safe */
 	u8 code = min_t(u8, pkt->ack.rnr_timer, MROCE_RNR_TIMER_MAX);
 	u64 until = now + (u64)mroce_rnr_wait_us[code] * 1000;
@@ -232,7 +232,7 @@ static bool mroce_smsg_recent(struct mroce_conn *c, u32 msn, u32 dsn)
 {
 	struct mroce_smsg *m = mroce_smsg_of(c, msn);
 
-	return c->msn_una - msn - 1 < MROCE_MAX_MSGS && !m->in_use &&
+	return c->msn_una - msn - 1 < c->p.max_msgs && !m->in_use &&
 	       m->msn == msn && m->pkts && dsn - m->first_dsn < m->pkts;
 }
 
@@ -316,6 +316,9 @@ static void mroce_send_peer_seg(struct mroce_conn *c, u16 peer)
 	if (peer && c->p.max_seg > c->p.mtu)
 		seg = max_t(u32, c->p.mtu, min_t(u32, c->p.max_seg, peer));
 	c->tx_seg = seg;
+	/* the connection window's cap counts packets of this size */
+	if (c->cc.cwnd > mroce_cc_conn_max(c))
+		c->cc.cwnd = mroce_cc_conn_max(c);
 }
 
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
@@ -371,7 +374,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++) {
 		if (!mroce_seq_lt(psn, a->high_psn))
 			break;
-		e = &p->win[psn % MROCE_PATH_WND];
+		e = mroce_psn_of(c, p, psn);
 		if (!e->live || !mroce_sack_has(a, psn))
 			continue;
 		pkts++;
@@ -427,7 +430,7 @@ int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
 		if (pkts)
 			mroce_cc_on_ack(c, p, bytes, pkts, ce, rtt, now);
 	}
-	mroce_path_advance_una(p);
+	mroce_path_advance_una(c, p);
 	mroce_loss_rack(c, i, now);
 	mroce_dsn_advance(c);
 	mroce_send_complete(c);
@@ -558,7 +561,7 @@ static void mroce_fill_data(struct mroce_conn *c,
 			pkt->atomic_orig = r->orig;
 		}
 	} else {
-		const struct mroce_smsg *m = &c->smsg[ent->msn % MROCE_MAX_MSGS];
+		const struct mroce_smsg *m = mroce_smsg_of(c, ent->msn);
 		const struct mroce_wr *wr = &m->wr;
 
 		pkt->opcode = mroce_wop_opcode(wr->op);
@@ -634,7 +637,7 @@ static void mroce_emit(struct mroce_conn *c, u32 i, struct mroce_dsn_ent *ent,
 {
 	struct mroce_path *p = &c->path[i];
 	u32 psn = p->snd_nxt++;
-	struct mroce_psn_ent *e = &p->win[psn % MROCE_PATH_WND];
+	struct mroce_psn_ent *e = mroce_psn_of(c, p, psn);
 
 	e->sent_ns = now;
 	e->dsn = ent->dsn;
@@ -725,11 +728,11 @@ static int mroce_tx_tlp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		 */
 		p->tlp_out++;
 		if (p->st.state != MROCE_PATH_UP ||
-		    p->snd_nxt - p->snd_una >= MROCE_PATH_WND)
+		    p->snd_nxt - p->snd_una >= c->p.path_wnd)
 			continue;
 		/* newest live packet of the path */
 		for (psn = p->snd_nxt; psn != p->snd_una; psn--) {
-			e = &p->win[(psn - 1) % MROCE_PATH_WND];
+			e = mroce_psn_of(c, p, psn - 1);
 			if (!e->live)
 				continue;
 			ent = mroce_dsn_ent(c, e->dsn);
@@ -751,7 +754,7 @@ static int mroce_tx_tlp(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 
 static int mroce_tx_retx(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 {
-	u32 mask = c->p.max_inflight - 1, d;
+	u32 mask = c->p.snd_wnd - 1, d;
 	struct mroce_dsn_ent *ent;
 	int i;
 
@@ -950,7 +953,7 @@ int mroce_send_next(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 		return 0;
 	if (mroce_tx_retx(c, now, tx))
 		return 1;
-	if (c->snd_dsn_nxt - c->snd_dsn_una >= c->p.max_inflight)
+	if (c->snd_dsn_nxt - c->snd_dsn_una >= c->p.snd_wnd)
 		return 0;
 	/*
 	 * The DSNs of one message are contiguous (the receiver's completion

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// qp_mem - kernel memory per connected, idle RC QP (issue 18, "state sized
+// by use"): creates N RC QPs on one device, connects them in pairs (QP 2k
+// to QP 2k+1, through the device's own GID) up to RTS, sends nothing, and
+// reports what the kernel holds per QP from /proc/meminfo deltas, the
+// user-mapped rings (this process's /dev/infiniband/uverbs mappings) and,
+// when the process runs in a memory cgroup of its own, that cgroup's
+// charge.  Works for any verbs device (mroce, rxe).
+//
+// Usage: mroce_qp_mem [options] IBDEV GID_INDEX
+//   --qps N        QPs (even, default 1000)
+//   --send-wr N    max_send_wr (default 128)
+//   --recv-wr N    max_recv_wr (default 128)
+//   --sge N        max_send_sge and max_recv_sge (default 1)
+//   --settle MS    wait before each snapshot (default 500)
+//
+// One line of key=value pairs on stdout (bytes; per_qp_* are per QP):
+//   kernel = Slab + VmallocUsed + Percpu + the pages of large kmallocs not
+//   counted in Slab (none on 6.x) deltas, minus the user-mapped rings (they
+//   are vmalloc memory too).  Exit status 0, 1 on a failed verb, 2 on usage.
+//
+// Not a timed test: the numbers are what the kernel reports, whatever the
+// speed of the machine.
+
+#include <infiniband/verbs.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void die(const char *what, int err)
+{
+	std::fprintf(stderr, "qp_mem: %s: %s (%d)\n", what, std::strerror(err), err);
+	std::exit(1);
+}
+
+// /proc/meminfo in bytes.
+std::map<std::string, long long> meminfo()
+{
+	std::map<std::string, long long> m;
+	std::ifstream f("/proc/meminfo");
+	std::string key, unit;
+	long long v;
+	while (f >> key >> v) {
+		std::getline(f, unit);
+		key.pop_back();	/* ':' */
+		m[key] = unit.find("kB") != std::string::npos ? v * 1024 : v;
+	}
+	return m;
+}
+
+// Bytes of this process's uverbs mappings (the rings a provider mapped).
+long long uverbs_mapped()
+{
+	std::ifstream maps("/proc/self/maps");
+	std::string line;
+	long long sum = 0;
+	while (std::getline(maps, line)) {
+		if (line.find("/dev/infiniband/uverbs") == std::string::npos)
+			continue;
+		unsigned long long a, b;
+		if (std::sscanf(line.c_str(), "%llx-%llx", &a, &b) == 2)
+			sum += (long long)(b - a);
+	}
+	return sum;
+}
+
+// The memory cgroup (v2) of this process: memory.current and memory.stat.
+std::string cgroup_dir()
+{
+	std::ifstream f("/proc/self/cgroup");
+	std::string line;
+	while (std::getline(f, line))
+		if (line.rfind("0::", 0) == 0)
+			return "/sys/fs/cgroup" + line.substr(3);
+	return "";
+}
+
+std::map<std::string, long long> memcg()
+{
+	std::map<std::string, long long> m;
+	std::string dir = cgroup_dir();
+	if (dir.empty())
+		return m;
+	std::ifstream cur(dir + "/memory.current");
+	long long v;
+	if (!(cur >> v))
+		return m;
+	m["current"] = v;
+	std::ifstream st(dir + "/memory.stat");
+	std::string key;
+	while (st >> key >> v)
+		m[key] = v;
+	return m;
+}
+
+struct Snap {
+	std::map<std::string, long long> mi, cg;
+	long long mapped;
+};
+
+Snap snap(unsigned settle_ms)
+{
+	usleep(settle_ms * 1000);
+	/* let RCU callbacks and per-CPU caches settle a little */
+	sync();
+	return Snap{ meminfo(), memcg(), uverbs_mapped() };
+}
+
+long long d(const std::map<std::string, long long> &a,
+	    const std::map<std::string, long long> &b, const char *k)
+{
+	auto ia = a.find(k), ib = b.find(k);
+	if (ia == a.end() || ib == b.end())
+		return 0;
+	return ib->second - ia->second;
+}
+
+void must0(int rc, const char *what)
+{
+	if (rc)
+		die(what, rc < 0 ? (errno ? errno : EIO) : rc);
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+	unsigned qps = 1000, send_wr = 128, recv_wr = 128, sge = 1, settle = 500;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i += 2) {
+		if (i + 1 >= argc)
+			return 2;
+		unsigned v = (unsigned)std::strtoul(argv[i + 1], nullptr, 0);
+		std::string o = argv[i];
+		if (o == "--qps")
+			qps = v;
+		else if (o == "--send-wr")
+			send_wr = v;
+		else if (o == "--recv-wr")
+			recv_wr = v;
+		else if (o == "--sge")
+			sge = v;
+		else if (o == "--settle")
+			settle = v;
+		else
+			return 2;
+	}
+	if (argc - i != 2 || !qps || qps % 2) {
+		std::fprintf(stderr, "usage: %s [--qps N] [--send-wr N] [--recv-wr N] "
+			     "[--sge N] [--settle MS] IBDEV GID_INDEX\n", argv[0]);
+		return 2;
+	}
+	const char *ibdev = argv[i];
+	int gid_index = std::atoi(argv[i + 1]);
+
+	int n;
+	ibv_device **list = ibv_get_device_list(&n);
+	ibv_context *ctx = nullptr;
+	for (int k = 0; list && k < n; k++)
+		if (!std::strcmp(ibv_get_device_name(list[k]), ibdev))
+			ctx = ibv_open_device(list[k]);
+	if (!ctx)
+		die("open device", ENODEV);
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	ibv_cq *cq = pd ? ibv_create_cq(ctx, 256, nullptr, nullptr, 0) : nullptr;
+	if (!cq)
+		die("alloc_pd/create_cq", errno);
+	ibv_gid gid;
+	must0(ibv_query_gid(ctx, 1, gid_index, &gid), "query_gid");
+
+	/* the device, PD and CQ are not the QPs': measure from here */
+	Snap a = snap(settle);
+	std::vector<ibv_qp *> qp(qps);
+	for (auto &q : qp) {
+		ibv_qp_init_attr ia{};
+		ia.send_cq = cq;
+		ia.recv_cq = cq;
+		ia.qp_type = IBV_QPT_RC;
+		ia.cap.max_send_wr = send_wr;
+		ia.cap.max_recv_wr = recv_wr;
+		ia.cap.max_send_sge = sge;
+		ia.cap.max_recv_sge = sge;
+		q = ibv_create_qp(pd, &ia);
+		if (!q)
+			die("create_qp", errno);
+		ibv_qp_attr at{};
+		at.qp_state = IBV_QPS_INIT;
+		at.port_num = 1;
+		at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+		must0(ibv_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS), "modify_qp INIT");
+	}
+	Snap b = snap(settle);
+	for (unsigned k = 0; k < qps; k++) {
+		ibv_qp_attr at{};
+		at.qp_state = IBV_QPS_RTR;
+		at.path_mtu = IBV_MTU_1024;
+		at.dest_qp_num = qp[k ^ 1]->qp_num;
+		at.rq_psn = k;
+		at.max_dest_rd_atomic = 16;
+		at.min_rnr_timer = 12;
+		at.ah_attr.is_global = 1;
+		at.ah_attr.grh.dgid = gid;
+		at.ah_attr.grh.sgid_index = gid_index;
+		at.ah_attr.grh.hop_limit = 64;
+		at.ah_attr.port_num = 1;
+		must0(ibv_modify_qp(qp[k], &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+		      "modify_qp RTR");
+		at = ibv_qp_attr{};
+		at.qp_state = IBV_QPS_RTS;
+		at.sq_psn = k ^ 1;
+		at.timeout = 14;
+		at.retry_cnt = 7;
+		at.rnr_retry = 7;
+		at.max_rd_atomic = 16;
+		must0(ibv_modify_qp(qp[k], &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				    IBV_QP_MAX_QP_RD_ATOMIC), "modify_qp RTS");
+	}
+	Snap c = snap(settle);
+	ibv_qp_attr at{};
+	ibv_qp_init_attr got{};
+	must0(ibv_query_qp(qp[0], &at, IBV_QP_STATE | IBV_QP_CAP, &got), "query_qp");
+	if (at.qp_state != IBV_QPS_RTS)
+		die("QP 0 not in RTS", EPROTO);
+
+	auto per = [&](long long v) { return v / (long long)qps; };
+	long long mapped = c.mapped - a.mapped;
+	long long slab = d(a.mi, c.mi, "Slab"), vm = d(a.mi, c.mi, "VmallocUsed"),
+		  pcpu = d(a.mi, c.mi, "Percpu");
+	std::ostringstream o;
+	o << "dev=" << ibdev << " qps=" << qps << " send_wr=" << send_wr
+	  << " recv_wr=" << recv_wr << " sge=" << sge
+	  << " got_send_wr=" << got.cap.max_send_wr << " got_recv_wr=" << got.cap.max_recv_wr
+	  << " per_qp_kernel=" << per(slab + vm + pcpu - mapped)
+	  << " per_qp_kernel_created=" << per(d(a.mi, b.mi, "Slab") + d(a.mi, b.mi, "VmallocUsed") +
+					       d(a.mi, b.mi, "Percpu") - (b.mapped - a.mapped))
+	  << " per_qp_slab=" << per(slab) << " per_qp_sunreclaim=" << per(d(a.mi, c.mi, "SUnreclaim"))
+	  << " per_qp_vmalloc=" << per(vm) << " per_qp_percpu=" << per(pcpu)
+	  << " per_qp_user_mapped=" << per(mapped)
+	  << " per_qp_pagetables=" << per(d(a.mi, c.mi, "PageTables"))
+	  << " per_qp_memfree=" << per(-d(a.mi, c.mi, "MemFree"))
+	  << " per_qp_memavailable=" << per(-d(a.mi, c.mi, "MemAvailable"));
+	/* the memcg's charge, with the memory.stat keys this kernel has */
+	if (!c.cg.empty())
+		o << " per_qp_memcg=" << per(d(a.cg, c.cg, "current"));
+	for (const char *k : { "kernel", "slab", "vmalloc", "percpu" })
+		if (c.cg.count(k))
+			o << " per_qp_memcg_" << k << "=" << per(d(a.cg, c.cg, k));
+	std::printf("%s\n", o.str().c_str());
+	std::fflush(stdout);
+
+	for (auto *q : qp)
+		must0(ibv_destroy_qp(q), "destroy_qp");
+	must0(ibv_destroy_cq(cq), "destroy_cq");
+	must0(ibv_dealloc_pd(pd), "dealloc_pd");
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	return 0;
+}
