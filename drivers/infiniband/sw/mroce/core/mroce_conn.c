@@ -295,7 +295,7 @@ int mroce_conn_post(struct mroce_conn *c, const struct mroce_wr *wr,
 	if (mroce_wop_needs_resp(wr->op))
 		m->pkts = 1;
 	else
-		m->pkts = wr->length ? (wr->length - 1) / m->seg + 1 : 1;
+		m->pkts = mroce_seg_count(wr->length, m->seg);
 	m->in_use = 1;
 	c->msn_nxt++;
 	c->msn_started = true;

@@ -106,6 +106,18 @@ static inline bool mroce_seg_ok(u32 seg, u32 off, u32 len, u32 total)
 	return off < total && len == min_t(u32, seg, total - off);
 }
 
+/* Packets of a message of len bytes cut into seg-byte segments (>= 1). */
+static inline u32 mroce_seg_count(u32 len, u32 seg)
+{
+	return len ? (len - 1) / seg + 1 : 1;
+}
+
+/* The base header's seg for a message cut into seg bytes: 0 for the mtu. */
+static inline u16 mroce_wire_seg(const struct mroce_conn *c, u32 seg)
+{
+	return seg != c->p.mtu ? (u16)seg : 0;
+}
+
 /* The largest segment this end accepts (mroce_params.max_seg). */
 static inline u32 mroce_rx_seg_max(const struct mroce_conn *c)
 {

@@ -268,7 +268,7 @@ static int mroce_resp_push(struct mroce_conn *c, const struct mroce_rmsg *r,
 	if (opcode == MROCE_OP_READ_RESP) {
 		s->len = r->total;
 		s->seg = c->tx_seg;
-		s->pkts = r->total ? (r->total - 1) / s->seg + 1 : 1;
+		s->pkts = mroce_seg_count(r->total, s->seg);
 	} else {
 		s->len = 0;
 		s->pkts = 1;

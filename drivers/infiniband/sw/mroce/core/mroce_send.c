@@ -549,7 +549,7 @@ static void mroce_fill_data(struct mroce_conn *c,
 		pkt->opcode = r->opcode;
 		if (r->opcode == MROCE_OP_READ_RESP) {
 			pkt->rresp_len = r->len;
-			pkt->seg = r->seg != c->p.mtu ? (u16)r->seg : 0;
+			pkt->seg = mroce_wire_seg(c, r->seg);
 			if (ent->len) {
 				tx->src = MROCE_SRC_LOCAL_MEM;
 				tx->src_va = r->va + ent->offset;
@@ -565,8 +565,8 @@ static void mroce_fill_data(struct mroce_conn *c,
 		const struct mroce_wr *wr = &m->wr;
 
 		pkt->opcode = mroce_wop_opcode(wr->op);
-		if (!mroce_wop_needs_resp(wr->op) && m->seg != c->p.mtu)
-			pkt->seg = (u16)m->seg;
+		if (!mroce_wop_needs_resp(wr->op))
+			pkt->seg = mroce_wire_seg(c, m->seg);
 		pkt->reth.va = wr->remote_va;
 		pkt->reth.rkey = wr->rkey;
 		pkt->reth.length = wr->length;
