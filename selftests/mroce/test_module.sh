@@ -46,4 +46,7 @@ check "writing paths=16 at run time" bash -c "echo 16 > $pdir/paths && grep -qx 
 check "netdev_seg is 1 by default" grep -qx 1 $pdir/netdev_seg
 check_fails "writing netdev_seg=2 at run time is refused" bash -c "echo 2 > $pdir/netdev_seg"
 check "writing netdev_seg=0 at run time" bash -c "echo 0 > $pdir/netdev_seg && grep -qx 0 $pdir/netdev_seg"
+check "rx_batch is 1 by default" grep -qx 1 $pdir/rx_batch
+check_fails "writing rx_batch=2 at run time is refused" bash -c "echo 2 > $pdir/rx_batch"
+check "writing rx_batch=0 at run time" bash -c "echo 0 > $pdir/rx_batch && grep -qx 0 $pdir/rx_batch"
 check "rmmod after the tunables" mroce_unload

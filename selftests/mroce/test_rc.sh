@@ -42,6 +42,15 @@ for t in send write read; do
 		ib_${t}_lat -d mroce_b -x "$gb" -s 64 -n 200 -F -- \
 		ib_${t}_lat -d mroce_a -x "$ga" -s 64 -n 200 -F 10.12.0.2
 done
+# The per-packet step (rx_batch=0; default: once per softirq batch,
+# mroce_rxbatch.c) still moves data.
+echo 0 > /sys/module/rdma_mroce/parameters/rx_batch
+for t in send read; do
+	pair "ib_${t}_bw 64 KiB, rx_batch=0" \
+		ib_${t}_bw -d mroce_b -x "$gb" -s 65536 -n 200 -F -- \
+		ib_${t}_bw -d mroce_a -x "$ga" -s 65536 -n 200 -F 10.12.0.2
+done
+echo 1 > /sys/module/rdma_mroce/parameters/rx_batch
 pair "ib_atomic_bw fetch-and-add" \
 	ib_atomic_bw -d mroce_b -x "$gb" -n 200 -F -A FETCH_AND_ADD -- \
 	ib_atomic_bw -d mroce_a -x "$ga" -n 200 -F -A FETCH_AND_ADD 10.12.0.2

@@ -612,6 +612,13 @@ struct mroce_qp {
 	 */
 	struct mroce_dp *rc_dp;
 	struct hrtimer timer;		/* the core's timers and tx kicks */
+	/*
+	 * RC: the step after receive, deferred to the end of the softirq
+	 * batch (mroce_rxbatch.c, which says how these are protected).
+	 */
+	struct llist_node batch_node;
+	unsigned long batch_flags;	/* MROCE_QPB_* bits */
+	atomic_t batch_refs;
 	u32 sq_next, sq_done;
 	void *sq_shadow;
 	u32 rq_base, rq_seen, rq_done;
@@ -651,6 +658,7 @@ struct mroce_dp {
 	struct mroce_cq *notify[2];
 	bool cq_err[2];
 	struct mroce_srq *srq_limit;	/* SRQ limit reached: raise event */
+	bool batch;		/* stepped by mroce_rxbatch.c (softirq) */
 };
 
 static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
@@ -729,6 +737,7 @@ u32 mroce_param_window(void);
 u64 mroce_param_cc_target_ns(void);
 u64 mroce_param_rto_min_ns(void);
 bool mroce_param_netdev_seg(void);
+bool mroce_param_rx_batch(void);
 
 /* mroce_net.c */
 int mroce_net_init(void);
@@ -873,6 +882,13 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 void mroce_rc_doorbell(struct mroce_qp *qp, struct mroce_dp *dp);
 void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 		 struct mroce_dp *dp);
+
+/* mroce_rxbatch.c: the RC step after receive, once per softirq batch. */
+#define MROCE_QPB_QUEUED	0	/* bit of batch_flags: on a CPU's list */
+void mroce_rxbatch_init(void);
+void mroce_rxbatch_exit(void);
+void mroce_rxbatch_add(struct mroce_qp *qp);
+void mroce_rxbatch_wait(struct mroce_qp *qp);
 
 /* mroce_rc.c: send WQE validation, shared with UC. */
 struct mroce_wr;

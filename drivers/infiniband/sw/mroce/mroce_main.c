@@ -67,6 +67,7 @@ static int __init mroce_init(void)
 
 	mroce_stats_init();
 	mroce_icrc_init();
+	mroce_rxbatch_init();
 	err = mroce_net_init();
 	if (err) {
 		mroce_stats_exit();
@@ -83,6 +84,7 @@ static void __exit mroce_exit(void)
 	rdma_link_unregister(&mroce_link_ops);
 	mroce_remove_all();
 	mroce_net_exit();
+	mroce_rxbatch_exit();
 	/* Memory regions are freed by RCU callbacks in this module. */
 	rcu_barrier();
 	if (mroce_stats_check_exit())

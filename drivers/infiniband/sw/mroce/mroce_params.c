@@ -103,6 +103,15 @@ module_param_cb(netdev_seg, &mroce_param_ops, &mroce_netdev_seg_p, 0644);
 MODULE_PARM_DESC(netdev_seg,
 		 "RC packets as large as the netdev MTU allows once the peer agrees, 0..1 (1)");
 
+/*
+ * The RC step after receive (ACKs, the sender's pump) once per softirq
+ * batch of packets rather than once per packet (mroce_rxbatch.c).
+ */
+static struct mroce_param mroce_rx_batch_p = { 1, 0, 1 };
+module_param_cb(rx_batch, &mroce_param_ops, &mroce_rx_batch_p, 0644);
+MODULE_PARM_DESC(rx_batch,
+		 "answer a burst of received RC packets once, after the softirq's batch, 0..1 (1)");
+
 u16 mroce_udp_port(void)
 {
 	return READ_ONCE(mroce_udp_port_p.val);
@@ -131,4 +140,9 @@ u64 mroce_param_rto_min_ns(void)
 bool mroce_param_netdev_seg(void)
 {
 	return READ_ONCE(mroce_netdev_seg_p.val);
+}
+
+bool mroce_param_rx_batch(void)
+{
+	return READ_ONCE(mroce_rx_batch_p.val);
 }

@@ -320,6 +320,8 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_irqsave(&qp->lock, flags);
 	qp->conn_live = false;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	/* A step queued by the receive path may still be pending. */
+	mroce_rxbatch_wait(qp);
 	hrtimer_cancel(&qp->timer);
 	mroce_hwc_qp_final(mdev, qp);
 	mroce_rc_destroy(qp);

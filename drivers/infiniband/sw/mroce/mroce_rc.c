@@ -7,8 +7,10 @@
  * (interrupts disabled) and inside rcu_read_lock() (but create and
  * destroy: process context), which keeps memory
  * regions and their pages alive (see mroce_mem.c).  Callers are the
- * doorbell (process context), the receive handler (softirq), the QP's
- * hrtimer (softirq, HRTIMER_MODE_ABS_SOFT) and modify_qp (process).
+ * doorbell (process context), the receive handler (softirq), the step
+ * it defers to the end of the softirq batch (mroce_rxbatch.c, tasklet),
+ * the QP's hrtimer (softirq, HRTIMER_MODE_ABS_SOFT) and modify_qp
+ * (process).
  * Nothing here transmits or calls a completion handler: packets and due
  * handlers are left in struct mroce_dp for mroce_dp_finish(), which the
  * caller runs after dropping the lock.
@@ -726,7 +728,15 @@ static void mroce_rc_pump(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 			break;
 		mroce_rc_build(qp, &tx, dp);
 	}
-	/* A stopped connection has no timers (mroce_conn_next_timer()). */
+	/*
+	 * A full burst leaves more to send: a batch steps the QP again after
+	 * the other QPs of the batch, anyone else kicks the timer.  A stopped
+	 * connection has no timers (mroce_conn_next_timer()).
+	 */
+	if (n == MROCE_TX_BURST && dp->batch) {
+		mroce_rxbatch_add(qp);
+		n = 0;
+	}
 	mroce_rc_arm(qp, n == MROCE_TX_BURST ? now :
 		     mroce_conn_next_timer(qp->conn));
 }
@@ -780,7 +790,11 @@ void mroce_rc_rx(struct mroce_qp *qp, const void *pkt, bool ce,
 	ret = mroce_conn_rx(qp->conn, pkt, ce, now);
 	if (ret && ret != MROCE_E_DUP)
 		atomic64_inc(&qp->mdev->stats.rx_rejected);
-	mroce_rc_step(qp, now, dp);
+	/* Completions are in dp already; the step waits for the batch. */
+	if (mroce_param_rx_batch())
+		mroce_rxbatch_add(qp);
+	else
+		mroce_rc_step(qp, now, dp);
 	qp->rc_dp = NULL;
 }
 

@@ -12,8 +12,9 @@
  * A datagram for a QP destroyed moments ago (a retransmission or ACK the
  * peer sent before it learned) is counted apart from one for no QP at all
  * (rx_stale_qp, rx_no_qp; struct mroce_gone_qps).
- * Placement and ACK generation happen right here (mroce_rc_rx()); there
- * is no hop to a workqueue.
+ * Placement and completions happen right here (mroce_rc_rx()), with no
+ * hop to a workqueue; the step after it (ACKs, the sender's pump) runs
+ * once per softirq batch (mroce_rxbatch.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
