@@ -476,11 +476,12 @@ std::string fmt(const char *f, double a, double b = 0)
 int sc_regress(const Opts &o)
 {
 	const uint64_t mib = 1 << 20;
-	auto small = [&](const std::string &t, double loss, uint64_t bytes) {
+	// 4 cross-leaf flows of `bytes` on 8 hosts, 2 spines
+	auto small_spec = [&](const std::string &t, double loss, uint64_t bytes) {
 		RunSpec s;
 		s.scenario = "regress";
 		s.transport = t;
-		s.topo = leaf_spine(2, 2, 4);	// 8 hosts, 2 spines
+		s.topo = leaf_spine(2, 2, 4);
 		s.loss_pct = loss;
 		s.seed = o.seed;
 		s.t_end = 200 * kMs;
@@ -490,7 +491,10 @@ int sc_regress(const Opts &o)
 				v.push_back({i, i + 4, bytes, (uint32_t)mib, 4});
 			return std::make_unique<Bulk>(v);
 		};
-		return run(s);
+		return s;
+	};
+	auto small = [&](const std::string &t, double loss, uint64_t bytes) {
+		return run(small_spec(t, loss, bytes));
 	};
 
 	printf("regress 1: mroce over ns-3 UDP/IP, lossless, 4 cross-leaf flows\n");
@@ -504,23 +508,9 @@ int sc_regress(const Opts &o)
 
 	printf("regress 2: mroce, 2%% random loss, invariants checked after every core call\n");
 	{
-		Result b = [&] {
-			RunSpec s;
-			s.scenario = "regress";
-			s.transport = "mroce";
-			s.topo = leaf_spine(2, 2, 4);
-			s.loss_pct = 2;
-			s.seed = o.seed;
-			s.t_end = 200 * kMs;
-			s.check_every_call = true;
-			s.workload = [=] {
-				std::vector<Bulk::Spec> v;
-				for (uint32_t i = 0; i < 4; i++)
-					v.push_back({i, i + 4, 2 * mib, (uint32_t)mib, 4});
-				return std::make_unique<Bulk>(v);
-			};
-			return run(s);
-		}();
+		RunSpec s = small_spec("mroce", 2, 2 * mib);
+		s.check_every_call = true;
+		Result b = run(s);
 		check(b.finished && b.flows_failed == 0, "all flows completed");
 		check(b.delivery.empty(), "exactly once, pattern and invariants hold (" + b.delivery + ")");
 		check(b.loss_drops > 0 && b.retx_ratio > 0.005,
@@ -529,22 +519,11 @@ int sc_regress(const Opts &o)
 
 	printf("regress 2b: mroce, Gilbert-Elliott bursty loss, invariants checked\n");
 	{
-		RunSpec s;
-		s.scenario = "regress";
-		s.transport = "mroce";
-		s.topo = leaf_spine(2, 2, 4);
+		RunSpec s = small_spec("mroce", 0, 2 * mib);
 		s.topo.loss.ge_p_gb = 0.005;
 		s.topo.loss.ge_p_bg = 0.2;
 		s.topo.loss.ge_loss_bad = 0.5;
-		s.seed = o.seed;
-		s.t_end = 200 * kMs;
 		s.check_every_call = true;
-		s.workload = [=] {
-			std::vector<Bulk::Spec> v;
-			for (uint32_t i = 0; i < 4; i++)
-				v.push_back({i, i + 4, 2 * mib, (uint32_t)mib, 4});
-			return std::make_unique<Bulk>(v);
-		};
 		Result b = run(s);
 		check(b.finished && b.flows_failed == 0 && b.delivery.empty(),
 		      "completes, exactly once, invariants hold (" + b.delivery + ")");
