@@ -124,17 +124,9 @@ uint32_t Model::add_flow(uint32_t src, uint32_t dst)
 	if (cfg.kind != Kind::Tcp) {
 		f.tx_ep = (uint32_t)eps_.size();
 		f.rx_ep = f.tx_ep + 1;
-		sim::EpInfo a{f.tx_ep, src, f.rx_ep, dst, fid};
-		sim::EpInfo b{f.rx_ep, dst, f.tx_ep, src, fid};
-		for (const sim::EpInfo &i : {a, b}) {
-			if (cfg.kind == Kind::Mroce) {
-				sim::MroceCfg mc = cfg.mroce;
-				mc.check_invariants = check_every_call;
-				eps_.push_back(std::make_unique<sim::MroceEp>(
-					i, *this, mc, sim::mix64(cfg.seed * 1000003 + i.id)));
-			} else {
-				eps_.push_back(std::make_unique<sim::GbnEp>(i, *this, cfg.gbn));
-			}
+		for (auto &e : sim::flow_endpoints(fid, f.tx_ep, src, dst, *this, cfg.kind == Kind::Mroce,
+						   cfg.mroce, cfg.gbn, cfg.seed, check_every_call)) {
+			eps_.push_back(std::move(e));
 			is_active_.push_back(0);
 			timers_.emplace_back();
 		}

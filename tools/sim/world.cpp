@@ -29,17 +29,9 @@ uint32_t World::add_flow(uint32_t src, uint32_t dst)
 	f.tx_ep = (uint32_t)eps.size();
 	f.rx_ep = f.tx_ep + 1;
 	uint32_t fid = (uint32_t)flows.size();
-	EpInfo a{f.tx_ep, src, f.rx_ep, dst, fid};
-	EpInfo b{f.rx_ep, dst, f.tx_ep, src, fid};
-	for (const EpInfo &i : {a, b}) {
-		if (cfg.model == Model::Mroce) {
-			MroceCfg mc = cfg.mroce;
-			mc.check_invariants = check_every_call;
-			eps.push_back(std::make_unique<MroceEp>(
-				i, *this, mc, mix64(cfg.seed * 1000003 + i.id)));
-		} else {
-			eps.push_back(std::make_unique<GbnEp>(i, *this, cfg.gbn));
-		}
+	for (auto &e : flow_endpoints(fid, f.tx_ep, src, dst, *this, cfg.model == Model::Mroce,
+				      cfg.mroce, cfg.gbn, cfg.seed, check_every_call)) {
+		eps.push_back(std::move(e));
 		is_active_.push_back(0);
 		sched_.push_back(kNever);
 	}
