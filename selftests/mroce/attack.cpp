@@ -65,6 +65,8 @@ extern "C" {
 #include <utility>
 #include <vector>
 
+#include "verbs_test.hpp"
+
 // rdma-core's private command helper (libibverbs, IBVERBS_PRIVATE_34): a
 // POST_SEND carrying no work request is the mroce SQ doorbell.
 extern "C" int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -218,16 +220,7 @@ Dev open_dev(const char *name, int gidx)
 
 // ---- the shared rings, found through /proc/self/maps ---------------------
 
-std::set<uintptr_t> uverbs_maps()
-{
-	std::set<uintptr_t> s;
-	std::ifstream maps("/proc/self/maps");
-	std::string line;
-	while (std::getline(maps, line))
-		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
-			s.insert(std::stoull(line, nullptr, 16));
-	return s;
-}
+using mroce_test::uverbs_maps;
 
 // A ring mapped by the provider (valid while its QP/SRQ lives).
 struct RingView {

@@ -38,7 +38,11 @@
 #include <string>
 #include <vector>
 
+#include "verbs_test.hpp"
+
 namespace {
+
+using namespace mroce_test;
 
 [[noreturn]] void die(const char *what, int err)
 {
@@ -166,71 +170,40 @@ int main(int argc, char **argv)
 	const char *ibdev = argv[i];
 	int gid_index = std::atoi(argv[i + 1]);
 
-	int n;
-	ibv_device **list = ibv_get_device_list(&n);
-	ibv_context *ctx = nullptr;
-	for (int k = 0; list && k < n; k++)
-		if (!std::strcmp(ibv_get_device_name(list[k]), ibdev))
-			ctx = ibv_open_device(list[k]);
+	Context ctx = open_device(ibdev);
 	if (!ctx)
 		die("open device", ENODEV);
-	ibv_pd *pd = ibv_alloc_pd(ctx);
-	ibv_cq *cq = pd ? ibv_create_cq(ctx, 256, nullptr, nullptr, 0) : nullptr;
+	ibv_pd *pd = ibv_alloc_pd(ctx.get());
+	ibv_cq *cq = pd ? ibv_create_cq(ctx.get(), 256, nullptr, nullptr, 0) : nullptr;
 	if (!cq)
 		die("alloc_pd/create_cq", errno);
 	ibv_gid gid;
-	must0(ibv_query_gid(ctx, 1, gid_index, &gid), "query_gid");
+	must0(ibv_query_gid(ctx.get(), 1, gid_index, &gid), "query_gid");
+
+	/* connected in pairs, each end's sq_psn the other's rq_psn */
+	RcConnect conn;
+	conn.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	conn.rd_atomic = 16;
 
 	/* the device, PD and CQ are not the QPs': measure from here */
 	Snap a = snap(settle);
 	std::vector<ibv_qp *> qp(qps);
 	for (auto &q : qp) {
-		ibv_qp_init_attr ia{};
-		ia.send_cq = cq;
-		ia.recv_cq = cq;
-		ia.qp_type = IBV_QPT_RC;
-		ia.cap.max_send_wr = send_wr;
-		ia.cap.max_recv_wr = recv_wr;
-		ia.cap.max_send_sge = sge;
-		ia.cap.max_recv_sge = sge;
+		ibv_qp_init_attr ia = rc_qp_init_attr(cq, send_wr, recv_wr, sge);
 		q = ibv_create_qp(pd, &ia);
 		if (!q)
 			die("create_qp", errno);
-		ibv_qp_attr at{};
-		at.qp_state = IBV_QPS_INIT;
-		at.port_num = 1;
-		at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-		must0(ibv_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				    IBV_QP_ACCESS_FLAGS), "modify_qp INIT");
+		ibv_qp_attr at = rc_init_attr(conn);
+		must0(ibv_modify_qp(q, &at, kRcInitMask), "modify_qp INIT");
 	}
 	Snap b = snap(settle);
 	for (unsigned k = 0; k < qps; k++) {
-		ibv_qp_attr at{};
-		at.qp_state = IBV_QPS_RTR;
-		at.path_mtu = IBV_MTU_1024;
-		at.dest_qp_num = qp[k ^ 1]->qp_num;
-		at.rq_psn = k;
-		at.max_dest_rd_atomic = 16;
-		at.min_rnr_timer = 12;
-		at.ah_attr.is_global = 1;
-		at.ah_attr.grh.dgid = gid;
-		at.ah_attr.grh.sgid_index = gid_index;
-		at.ah_attr.grh.hop_limit = 64;
-		at.ah_attr.port_num = 1;
-		must0(ibv_modify_qp(qp[k], &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-		      "modify_qp RTR");
-		at = ibv_qp_attr{};
-		at.qp_state = IBV_QPS_RTS;
-		at.sq_psn = k ^ 1;
-		at.timeout = 14;
-		at.retry_cnt = 7;
-		at.rnr_retry = 7;
-		at.max_rd_atomic = 16;
-		must0(ibv_modify_qp(qp[k], &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				    IBV_QP_MAX_QP_RD_ATOMIC), "modify_qp RTS");
+		conn.rq_psn = k;
+		conn.sq_psn = k ^ 1;
+		ibv_qp_attr at = rc_rtr_attr(gid_index, gid, qp[k ^ 1]->qp_num, conn);
+		must0(ibv_modify_qp(qp[k], &at, kRcRtrMask), "modify_qp RTR");
+		at = rc_rts_attr(conn);
+		must0(ibv_modify_qp(qp[k], &at, kRcRtsMask), "modify_qp RTS");
 	}
 	Snap c = snap(settle);
 	ibv_qp_attr at{};
@@ -269,7 +242,5 @@ int main(int argc, char **argv)
 		must0(ibv_destroy_qp(q), "destroy_qp");
 	must0(ibv_destroy_cq(cq), "destroy_cq");
 	must0(ibv_dealloc_pd(pd), "dealloc_pd");
-	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	return 0;
 }

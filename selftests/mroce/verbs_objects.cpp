@@ -30,24 +30,17 @@
 #include <string>
 #include <vector>
 
+#include "verbs_test.hpp"
+
 namespace {
 
-// ---- RAII owners for verbs objects -----------------------------------------
+// ---- RAII owners for verbs objects (the rest are verbs_test.hpp's) ---------
 
-struct CtxClose { void operator()(ibv_context *c) const { ibv_close_device(c); } };
-struct PdFree { void operator()(ibv_pd *p) const { ibv_dealloc_pd(p); } };
-struct CqFree { void operator()(ibv_cq *c) const { ibv_destroy_cq(c); } };
-struct MrFree { void operator()(ibv_mr *m) const { ibv_dereg_mr(m); } };
-struct QpFree { void operator()(ibv_qp *q) const { ibv_destroy_qp(q); } };
+using namespace mroce_test;
+
 struct AhFree { void operator()(ibv_ah *a) const { ibv_destroy_ah(a); } };
 struct ChanFree { void operator()(ibv_comp_channel *c) const { ibv_destroy_comp_channel(c); } };
-struct DevListFree { void operator()(ibv_device **l) const { ibv_free_device_list(l); } };
 
-using Context = std::unique_ptr<ibv_context, CtxClose>;
-using Pd = std::unique_ptr<ibv_pd, PdFree>;
-using Cq = std::unique_ptr<ibv_cq, CqFree>;
-using Mr = std::unique_ptr<ibv_mr, MrFree>;
-using Qp = std::unique_ptr<ibv_qp, QpFree>;
 using Ah = std::unique_ptr<ibv_ah, AhFree>;
 using Channel = std::unique_ptr<ibv_comp_channel, ChanFree>;
 
@@ -68,36 +61,9 @@ private:
 	void *addr_;
 };
 
-// ---- KTAP reporting ---------------------------------------------------------
-
-class Ktap {
-public:
-	Ktap() { std::printf("KTAP version 1\n"); }
-	void result(bool ok, const std::string &name, const std::string &why = "")
-	{
-		++n_;
-		if (!ok)
-			++failed_;
-		if (!ok && !why.empty())
-			std::printf("# %s: %s\n", name.c_str(), why.c_str());
-		std::printf("%s %d %s\n", ok ? "ok" : "not ok", n_, name.c_str());
-		std::fflush(stdout);
-	}
-	void diag(const std::string &s) { std::printf("# %s\n", s.c_str()); }
-	int finish()
-	{
-		std::printf("1..%d\n", n_);
-		std::printf("# %d passed, %d failed\n", n_ - failed_, failed_);
-		return failed_ ? 1 : 0;
-	}
-private:
-	int n_ = 0;
-	int failed_ = 0;
-};
+// ---- KTAP reporting (verbs_test.hpp) --------------------------------------
 
 Ktap ktap;
-
-std::string errstr(int e) { return std::string(std::strerror(e)) + " (" + std::to_string(e) + ")"; }
 
 // Record "call must succeed": rc is 0 on success or an errno value.
 bool expect_ok(const std::string &name, int rc)
@@ -120,78 +86,31 @@ void expect_err(const std::string &name, int rc, int want)
 // libibverbs creators return NULL and set errno.
 template <typename T> int creat_rc(const T &p) { return p ? 0 : (errno ? errno : EIO); }
 
-Context open_device(const char *name)
-{
-	int n = 0;
-	std::unique_ptr<ibv_device *, DevListFree> list(ibv_get_device_list(&n));
-	if (!list)
-		return nullptr;
-	for (int i = 0; i < n; ++i)
-		if (std::strcmp(ibv_get_device_name(list.get()[i]), name) == 0)
-			return Context(ibv_open_device(list.get()[i]));
-	errno = ENODEV;
-	return nullptr;
-}
-
 int modify(ibv_qp *qp, ibv_qp_attr attr, int mask) { return ibv_modify_qp(qp, &attr, mask); }
 
 ibv_qp_init_attr rc_init(ibv_cq *cq, uint32_t wr = 16, uint32_t sge = 2)
 {
-	ibv_qp_init_attr a{};
-	a.send_cq = cq;
-	a.recv_cq = cq;
-	a.qp_type = IBV_QPT_RC;
-	a.cap.max_send_wr = wr;
-	a.cap.max_recv_wr = wr;
-	a.cap.max_send_sge = sge;
-	a.cap.max_recv_sge = sge;
-	return a;
+	return rc_qp_init_attr(cq, wr, wr, sge);
 }
 
-constexpr int kInitMask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-constexpr int kRtrMask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-constexpr int kRtsMask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
-
-ibv_qp_attr init_attr()
+// The QP state machine walk: no atomics, PSNs of its own.
+RcConnect rc_walk()
 {
-	ibv_qp_attr a{};
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	return a;
+	RcConnect c;
+	c.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	c.rq_psn = 0x1234;
+	c.sq_psn = 0x4321;
+	return c;
 }
+
+ibv_qp_attr init_attr() { return rc_init_attr(rc_walk()); }
 
 ibv_qp_attr rtr_attr(uint32_t dqpn, const ibv_gid &dgid, int gid_index)
 {
-	ibv_qp_attr a{};
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0x1234;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = dgid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	return a;
+	return rc_rtr_attr(gid_index, dgid, dqpn, rc_walk());
 }
 
-ibv_qp_attr rts_attr()
-{
-	ibv_qp_attr a{};
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0x4321;
-	a.max_rd_atomic = 4;
-	return a;
-}
+ibv_qp_attr rts_attr() { return rc_rts_attr(rc_walk()); }
 
 ibv_qp_state qp_state(ibv_qp *qp)
 {
@@ -307,24 +226,24 @@ void test_rc_qp(ibv_context *ctx, ibv_pd *pd, const ibv_device_attr &dev, const 
 	ktap.result(ia.cap.max_send_wr >= 16 && ia.cap.max_recv_wr >= 16 && ia.cap.max_send_sge >= 2,
 		    "create_qp reports caps at least as requested");
 
-	expect_err("RESET -> RTR is illegal", modify(qp.get(), rtr_attr(qp->qp_num, gid, gid_index), kRtrMask),
+	expect_err("RESET -> RTR is illegal", modify(qp.get(), rtr_attr(qp->qp_num, gid, gid_index), kRcRtrMask),
 		   EINVAL);
-	expect_err("RESET -> RTS is illegal", modify(qp.get(), rts_attr(), kRtsMask), EINVAL);
+	expect_err("RESET -> RTS is illegal", modify(qp.get(), rts_attr(), kRcRtsMask), EINVAL);
 	expect_err("RESET -> INIT without PORT is illegal",
-		   modify(qp.get(), init_attr(), kInitMask & ~IBV_QP_PORT), EINVAL);
+		   modify(qp.get(), init_attr(), kRcInitMask & ~IBV_QP_PORT), EINVAL);
 	ibv_qp_attr badport = init_attr();
 	badport.port_num = 2;
-	expect_err("RESET -> INIT with port 2", modify(qp.get(), badport, kInitMask), EINVAL);
+	expect_err("RESET -> INIT with port 2", modify(qp.get(), badport, kRcInitMask), EINVAL);
 	ktap.result(qp_state(qp.get()) == IBV_QPS_RESET, "failed transitions leave the QP in RESET");
 
-	if (!expect_ok("RESET -> INIT", modify(qp.get(), init_attr(), kInitMask)))
+	if (!expect_ok("RESET -> INIT", modify(qp.get(), init_attr(), kRcInitMask)))
 		return;
-	expect_err("INIT -> RTS is illegal", modify(qp.get(), rts_attr(), kRtsMask), EINVAL);
+	expect_err("INIT -> RTS is illegal", modify(qp.get(), rts_attr(), kRcRtsMask), EINVAL);
 	expect_err("INIT -> RTR without AV is illegal",
-		   modify(qp.get(), rtr_attr(qp->qp_num, gid, gid_index), kRtrMask & ~IBV_QP_AV), EINVAL);
+		   modify(qp.get(), rtr_attr(qp->qp_num, gid, gid_index), kRcRtrMask & ~IBV_QP_AV), EINVAL);
 	ibv_qp_attr badgid = rtr_attr(qp->qp_num, gid, gid_index);
 	badgid.ah_attr.grh.sgid_index = 255;
-	expect_err("INIT -> RTR with an empty sgid_index", modify(qp.get(), badgid, kRtrMask), EINVAL);
+	expect_err("INIT -> RTR with an empty sgid_index", modify(qp.get(), badgid, kRcRtrMask), EINVAL);
 
 	// Receive WQEs may be posted from INIT on.
 	Mapping buf(8192);
@@ -345,13 +264,13 @@ void test_rc_qp(ibv_context *ctx, ibv_pd *pd, const ibv_device_attr &dev, const 
 		ktap.result(bad == &wr, "post_recv sets bad_wr to the rejected WR");
 	}
 
-	if (!expect_ok("INIT -> RTR", modify(qp.get(), rtr_attr(qp->qp_num, gid, gid_index), kRtrMask)))
+	if (!expect_ok("INIT -> RTR", modify(qp.get(), rtr_attr(qp->qp_num, gid, gid_index), kRcRtrMask)))
 		return;
-	if (!expect_ok("RTR -> RTS", modify(qp.get(), rts_attr(), kRtsMask)))
+	if (!expect_ok("RTR -> RTS", modify(qp.get(), rts_attr(), kRcRtsMask)))
 		return;
 	ibv_qp_attr a{};
 	ibv_qp_init_attr qia{};
-	int qrc = ibv_query_qp(qp.get(), &a, kInitMask | kRtrMask | kRtsMask, &qia);
+	int qrc = ibv_query_qp(qp.get(), &a, kRcInitMask | kRcRtrMask | kRcRtsMask, &qia);
 	if (expect_ok("query_qp in RTS", qrc)) {
 		ktap.result(a.qp_state == IBV_QPS_RTS, "query_qp: state RTS");
 		ktap.result(a.dest_qp_num == qp->qp_num && a.rq_psn == 0x1234 && a.sq_psn == 0x4321,
@@ -378,7 +297,7 @@ void test_rc_qp(ibv_context *ctx, ibv_pd *pd, const ibv_device_attr &dev, const 
 	ibv_qp_attr rst{};
 	rst.qp_state = IBV_QPS_RESET;
 	expect_ok("ERR -> RESET", ibv_modify_qp(qp.get(), &rst, IBV_QP_STATE));
-	expect_ok("RESET -> INIT again", modify(qp.get(), init_attr(), kInitMask));
+	expect_ok("RESET -> INIT again", modify(qp.get(), init_attr(), kRcInitMask));
 
 	int busy = ibv_destroy_cq(cq.get());
 	if (busy == 0)
@@ -477,7 +396,7 @@ int hold(ibv_context *ctx, int gid_index, const char *ready)
 	Qp qp(cq ? ibv_create_qp(pd.get(), &ia) : nullptr);
 	if (!expect_ok("hold: objects created", pd && cq && mr && qp ? 0 : EIO))
 		return ktap.finish();
-	expect_ok("hold: QP to INIT", modify(qp.get(), init_attr(), kInitMask));
+	expect_ok("hold: QP to INIT", modify(qp.get(), init_attr(), kRcInitMask));
 	std::ofstream(ready) << "ready\n";
 	std::signal(SIGTERM, on_signal);
 	std::signal(SIGINT, on_signal);
@@ -486,7 +405,7 @@ int hold(ibv_context *ctx, int gid_index, const char *ready)
 	// The device may be gone by now: every call must fail cleanly or work.
 	ibv_port_attr port{};
 	int rc = ibv_query_port(ctx, 1, &port);
-	ktap.diag("query_port after removal: " + (rc ? errstr(rc) : std::string("ok")));
+	ktap.note("query_port after removal: " + (rc ? errstr(rc) : std::string("ok")));
 	qp.reset();
 	mr.reset();
 	cq.reset();

@@ -8,6 +8,7 @@
 
 #include <sys/mman.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -121,41 +122,71 @@ using Mr = std::unique_ptr<ibv_mr, MrFree>;
 using Qp = std::unique_ptr<ibv_qp, QpFree>;
 using Mw = std::unique_ptr<ibv_mw, MwFree>;
 
-// The device named name, opened (null if there is none).
+// The device named name, opened (null with errno set if there is none).
 inline Context open_device(const char *name)
 {
 	int n = 0;
 	std::unique_ptr<ibv_device *, DevListFree> list(ibv_get_device_list(&n));
-	for (int i = 0; list && i < n; ++i)
+	if (!list)
+		return nullptr;
+	for (int i = 0; i < n; ++i)
 		if (std::strcmp(ibv_get_device_name(list.get()[i]), name) == 0)
 			return Context(ibv_open_device(list.get()[i]));
+	errno = ENODEV;
 	return nullptr;
 }
 
-// How connect_rc() sets up an RC QP.
+// The attribute masks of an RC QP's RESET -> INIT -> RTR -> RTS walk.
+constexpr int kRcInitMask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+constexpr int kRcRtrMask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+constexpr int kRcRtsMask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+
+// An RC QP's creation attributes, cq for both queues.
+inline ibv_qp_init_attr rc_qp_init_attr(ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr,
+					uint32_t sge)
+{
+	ibv_qp_init_attr a{};
+	a.send_cq = cq;
+	a.recv_cq = cq;
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = send_wr;
+	a.cap.max_recv_wr = recv_wr;
+	a.cap.max_send_sge = sge;
+	a.cap.max_recv_sge = sge;
+	return a;
+}
+
+// How connect_rc() (and rc_*_attr()) set up an RC QP.
 struct RcConnect {
 	int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	uint8_t rd_atomic = 4;		// max_rd_atomic and max_dest_rd_atomic
 	uint8_t min_rnr_timer = 12;
+	uint32_t rq_psn = 0, sq_psn = 0;
 };
 
-// Takes qp from RESET to RTS towards QPN dqpn at dgid, from GID sgid_index
-// of port 1: path MTU 1024, PSNs 0, timeout 14, retry_cnt 7, rnr_retry 7
-// (unlimited).  Returns 0 or the error of the ibv_modify_qp that failed.
-inline int connect_rc(ibv_qp *qp, int sgid_index, const ibv_gid &dgid, uint32_t dqpn,
-		      const RcConnect &c = {})
+// RESET -> INIT on port 1 (with kRcInitMask).
+inline ibv_qp_attr rc_init_attr(const RcConnect &c = {})
 {
 	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
 	a.port_num = 1;
 	a.qp_access_flags = unsigned(c.access);
-	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					       IBV_QP_ACCESS_FLAGS))
-		return rc;
-	a = {};
+	return a;
+}
+
+// INIT -> RTR towards QPN dqpn at dgid from GID sgid_index of port 1, path
+// MTU 1024 (with kRcRtrMask).
+inline ibv_qp_attr rc_rtr_attr(int sgid_index, const ibv_gid &dgid, uint32_t dqpn,
+			       const RcConnect &c = {})
+{
+	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dqpn;
+	a.rq_psn = c.rq_psn;
 	a.max_dest_rd_atomic = c.rd_atomic;
 	a.min_rnr_timer = c.min_rnr_timer;
 	a.ah_attr.is_global = 1;
@@ -163,18 +194,36 @@ inline int connect_rc(ibv_qp *qp, int sgid_index, const ibv_gid &dgid, uint32_t 
 	a.ah_attr.grh.sgid_index = uint8_t(sgid_index);
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
-	if (int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return rc;
-	a = {};
+	return a;
+}
+
+// RTR -> RTS: timeout 14, retry_cnt 7, rnr_retry 7 (unlimited) (with
+// kRcRtsMask).
+inline ibv_qp_attr rc_rts_attr(const RcConnect &c = {})
+{
+	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
+	a.sq_psn = c.sq_psn;
 	a.max_rd_atomic = c.rd_atomic;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return a;
+}
+
+// Takes qp from RESET to RTS with rc_init_attr(), rc_rtr_attr() and
+// rc_rts_attr().  Returns 0 or the error of the ibv_modify_qp that failed.
+inline int connect_rc(ibv_qp *qp, int sgid_index, const ibv_gid &dgid, uint32_t dqpn,
+		      const RcConnect &c = {})
+{
+	ibv_qp_attr a = rc_init_attr(c);
+	if (int rc = ibv_modify_qp(qp, &a, kRcInitMask))
+		return rc;
+	a = rc_rtr_attr(sgid_index, dgid, dqpn, c);
+	if (int rc = ibv_modify_qp(qp, &a, kRcRtrMask))
+		return rc;
+	a = rc_rts_attr(c);
+	return ibv_modify_qp(qp, &a, kRcRtsMask);
 }
 
 // A zeroed, page-aligned buffer of its own pages (p null if mmap failed).

@@ -8,18 +8,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "scenario.h"	// tools/sim: options, CSV, loss per link
 #include "workloads.h"
 
 using namespace mroce_ns3;
+using namespace sim::scenario;
 
 namespace {
 
@@ -39,16 +39,6 @@ struct Opts {
 	bool quick = false;
 };
 
-std::vector<std::string> split(const std::string &s)
-{
-	std::vector<std::string> v;
-	std::stringstream ss(s);
-	for (std::string t; std::getline(ss, t, ',');)
-		if (!t.empty())
-			v.push_back(t);
-	return v;
-}
-
 ModelCfg model_cfg(const std::string &t, uint64_t seed)
 {
 	ModelCfg c;
@@ -65,9 +55,6 @@ ModelCfg model_cfg(const std::string &t, uint64_t seed)
 	}
 	return c;
 }
-
-// Per-link loss q such that a path of `hops` receiving devices loses p.
-double per_link(double p, int hops = 4) { return 1 - std::pow(1 - p, 1.0 / hops); }
 
 TopoCfg leaf_spine(uint32_t leaves, uint32_t spines, uint32_t hpl, uint32_t planes = 1,
 		   double gbps = 100)
@@ -141,24 +128,6 @@ std::string csv_row(const Result &r)
 	return b;
 }
 
-class Csv {
-public:
-	Csv(const std::string &path, const char *header) : f_(path)
-	{
-		if (!f_)
-			throw std::runtime_error("cannot write " + path);
-		f_ << header << "\n";
-	}
-	void line(const std::string &s)
-	{
-		f_ << s << "\n";
-		f_.flush();
-	}
-
-private:
-	std::ofstream f_;
-};
-
 // Events during a run: (time, action on the fabric).
 using Action = std::pair<uint64_t, std::function<void(Fabric &)>>;
 
@@ -226,7 +195,7 @@ Result run(const RunSpec &s)
 		r.events = m.events;
 		r.wall_s = m.wall_s;
 		r.sim_ms = (double)m.now() / 1e6;
-		r.timeline = m.timeline;
+		r.timeline = m.delivery.timeline;
 		for (int p = 0; p < 4 && p < (int)t.planes; p++)
 			r.plane_tx[p] = fab.plane_tx_pkts(p);
 	}
@@ -255,6 +224,25 @@ std::function<std::unique_ptr<Workload>()> bulk_cross(uint32_t hosts, uint32_t n
 			v.push_back({i, (i + hosts / 2) % hosts, bytes, 1u << 20, 4});
 		return std::make_unique<Bulk>(v);
 	};
+}
+
+// Ring all-reduce over n hosts of topo_for(n), `bytes` per rank; ranks
+// striped over the leaves so every ring hop crosses the spines.
+RunSpec ring_allreduce(const std::string &scenario, const std::string &transport, uint32_t n,
+		       uint64_t bytes, uint64_t seed)
+{
+	RunSpec s;
+	s.scenario = scenario;
+	s.transport = transport;
+	s.topo = topo_for(n);
+	s.seed = seed;
+	s.t_end = 5000 * kMs;
+	TopoCfg tp = s.topo;
+	s.workload = [=] {
+		return std::make_unique<RingAllReduce>(striped_ranks(n, tp.leaves, tp.hosts_per_leaf),
+						       (uint32_t)(bytes / n) & ~7u);
+	};
+	return s;
 }
 
 // ------------------------------------------------------------ scenarios
@@ -374,20 +362,8 @@ void sc_allreduce(const Opts &o)
 						 : std::vector<double>{0, 1};
 	for (const std::string &t : transports(o, {"mroce", "gbn", "dctcp", "cubic"}))
 		for (double l : losses) {
-			RunSpec s;
-			s.scenario = "allreduce";
-			s.transport = t;
-			s.topo = topo_for(n);
+			RunSpec s = ring_allreduce("allreduce", t, n, bytes, o.seed);
 			s.loss_pct = l;
-			s.seed = o.seed;
-			s.t_end = 5000 * kMs;
-			TopoCfg tp = s.topo;
-			s.workload = [=] {
-				std::vector<uint32_t> rank;
-				for (uint32_t r = 0; r < n; r++)
-					rank.push_back((r % tp.leaves) * tp.hosts_per_leaf + r / tp.leaves);
-				return std::make_unique<RingAllReduce>(rank, (uint32_t)(bytes / n) & ~7u);
-			};
 			csv.line(csv_row(run(s)));
 		}
 }
@@ -477,22 +453,8 @@ void sc_scale(const Opts &o)
 					   : std::vector<uint32_t>{16, 64, 256, 1024};
 	uint64_t bytes = o.bytes ? o.bytes : 4ull << 20;
 	for (uint32_t n : ns)
-		for (const std::string &t : transports(o, {"mroce", "dctcp"})) {
-			RunSpec s;
-			s.scenario = "scale";
-			s.transport = t;
-			s.topo = topo_for(n);
-			s.seed = o.seed;
-			s.t_end = 5000 * kMs;
-			TopoCfg tp = s.topo;
-			s.workload = [=] {
-				std::vector<uint32_t> rank;
-				for (uint32_t r = 0; r < n; r++)
-					rank.push_back((r % tp.leaves) * tp.hosts_per_leaf + r / tp.leaves);
-				return std::make_unique<RingAllReduce>(rank, (uint32_t)(bytes / n) & ~7u);
-			};
-			csv.line(csv_row(run(s)));
-		}
+		for (const std::string &t : transports(o, {"mroce", "dctcp"}))
+			csv.line(csv_row(run(ring_allreduce("scale", t, n, bytes, o.seed))));
 }
 
 // ------------------------------------------------------------ regression
@@ -514,11 +476,12 @@ std::string fmt(const char *f, double a, double b = 0)
 int sc_regress(const Opts &o)
 {
 	const uint64_t mib = 1 << 20;
-	auto small = [&](const std::string &t, double loss, uint64_t bytes) {
+	// 4 cross-leaf flows of `bytes` on 8 hosts, 2 spines
+	auto small_spec = [&](const std::string &t, double loss, uint64_t bytes) {
 		RunSpec s;
 		s.scenario = "regress";
 		s.transport = t;
-		s.topo = leaf_spine(2, 2, 4);	// 8 hosts, 2 spines
+		s.topo = leaf_spine(2, 2, 4);
 		s.loss_pct = loss;
 		s.seed = o.seed;
 		s.t_end = 200 * kMs;
@@ -528,7 +491,10 @@ int sc_regress(const Opts &o)
 				v.push_back({i, i + 4, bytes, (uint32_t)mib, 4});
 			return std::make_unique<Bulk>(v);
 		};
-		return run(s);
+		return s;
+	};
+	auto small = [&](const std::string &t, double loss, uint64_t bytes) {
+		return run(small_spec(t, loss, bytes));
 	};
 
 	printf("regress 1: mroce over ns-3 UDP/IP, lossless, 4 cross-leaf flows\n");
@@ -542,23 +508,9 @@ int sc_regress(const Opts &o)
 
 	printf("regress 2: mroce, 2%% random loss, invariants checked after every core call\n");
 	{
-		Result b = [&] {
-			RunSpec s;
-			s.scenario = "regress";
-			s.transport = "mroce";
-			s.topo = leaf_spine(2, 2, 4);
-			s.loss_pct = 2;
-			s.seed = o.seed;
-			s.t_end = 200 * kMs;
-			s.check_every_call = true;
-			s.workload = [=] {
-				std::vector<Bulk::Spec> v;
-				for (uint32_t i = 0; i < 4; i++)
-					v.push_back({i, i + 4, 2 * mib, (uint32_t)mib, 4});
-				return std::make_unique<Bulk>(v);
-			};
-			return run(s);
-		}();
+		RunSpec s = small_spec("mroce", 2, 2 * mib);
+		s.check_every_call = true;
+		Result b = run(s);
 		check(b.finished && b.flows_failed == 0, "all flows completed");
 		check(b.delivery.empty(), "exactly once, pattern and invariants hold (" + b.delivery + ")");
 		check(b.loss_drops > 0 && b.retx_ratio > 0.005,
@@ -567,22 +519,11 @@ int sc_regress(const Opts &o)
 
 	printf("regress 2b: mroce, Gilbert-Elliott bursty loss, invariants checked\n");
 	{
-		RunSpec s;
-		s.scenario = "regress";
-		s.transport = "mroce";
-		s.topo = leaf_spine(2, 2, 4);
+		RunSpec s = small_spec("mroce", 0, 2 * mib);
 		s.topo.loss.ge_p_gb = 0.005;
 		s.topo.loss.ge_p_bg = 0.2;
 		s.topo.loss.ge_loss_bad = 0.5;
-		s.seed = o.seed;
-		s.t_end = 200 * kMs;
 		s.check_every_call = true;
-		s.workload = [=] {
-			std::vector<Bulk::Spec> v;
-			for (uint32_t i = 0; i < 4; i++)
-				v.push_back({i, i + 4, 2 * mib, (uint32_t)mib, 4});
-			return std::make_unique<Bulk>(v);
-		};
 		Result b = run(s);
 		check(b.finished && b.flows_failed == 0 && b.delivery.empty(),
 		      "completes, exactly once, invariants hold (" + b.delivery + ")");
@@ -681,38 +622,13 @@ int main(int argc, char **argv)
 	}
 	std::string sc = argv[1];
 	Opts o;
-	for (int i = 2; i < argc; i++) {
-		std::string a = argv[i];
-		auto val = [&]() -> std::string {
-			if (i + 1 >= argc)
-				throw std::invalid_argument(a + " needs a value");
-			return argv[++i];
-		};
-		if (a == "--out")
-			o.out = val();
-		else if (a == "--seed")
-			o.seed = std::stoull(val());
-		else if (a == "--hosts")
-			o.hosts = (uint32_t)std::stoul(val());
-		else if (a == "--bytes")
-			o.bytes = std::stoull(val());
-		else if (a == "--loss")
-			o.loss = std::stod(val());
-		else if (a == "--transports")
-			o.transports = split(val());
-		else if (a == "--paths")
-			o.paths = (uint32_t)std::stoul(val());
-		else if (a == "--seeds")
-			o.seeds = (uint32_t)std::stoul(val());
-		else if (a == "--group")
-			o.group = (uint32_t)std::stoul(val());
-		else if (a == "--flows")
-			o.flows = (uint32_t)std::stoul(val());
-		else if (a == "--quick")
-			o.quick = true;
-		else
-			throw std::invalid_argument("unknown option " + a);
-	}
+	Options opts;
+	opts.bind("--out", o.out).bind("--seed", o.seed).bind("--hosts", o.hosts)
+		.bind("--bytes", o.bytes).bind("--loss", o.loss).bind("--transports", o.transports)
+		.bind("--paths", o.paths).bind("--seeds", o.seeds).bind("--group", o.group)
+		.bind("--flows", o.flows).bind("--quick", o.quick);
+	if (!opts.parse(argc, argv, 2))
+		return 2;
 	std::map<std::string, std::function<void(const Opts &)>> scs = {
 		{"bulk", sc_bulk},	   {"loss", sc_loss},	    {"incast", sc_incast},
 		{"alltoall", sc_alltoall}, {"allreduce", sc_allreduce}, {"plane", sc_plane},

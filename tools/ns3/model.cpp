@@ -73,7 +73,8 @@ void configure_tcp(const ModelCfg &c)
 			   StringValue(c.tcp_cc == "dctcp" ? "On" : "Off"));
 }
 
-Model::Model(Fabric &f, const ModelCfg &c) : fab(f), cfg(c), buf_(MROCE_MAX_PKT + 64)
+Model::Model(Fabric &f, const ModelCfg &c)
+	: fab(f), cfg(c), delivery(c.bucket_ns), buf_(MROCE_MAX_PKT + 64)
 {
 	hosts_.resize(fab.hosts());
 	if (cfg.kind == Kind::Tcp)
@@ -102,6 +103,11 @@ Model::~Model() = default;
 
 uint64_t Model::now() const { return (uint64_t)Simulator::Now().GetNanoSeconds(); }
 
+void Model::at(uint64_t t_ns, std::function<void()> fn)
+{
+	Simulator::Schedule(NanoSeconds((int64_t)(t_ns - now())), std::move(fn));
+}
+
 uint32_t Model::mtu() const
 {
 	return cfg.kind == Kind::Mroce ? cfg.mroce.mtu : cfg.kind == Kind::Gbn ? cfg.gbn.mtu : 4096;
@@ -118,17 +124,9 @@ uint32_t Model::add_flow(uint32_t src, uint32_t dst)
 	if (cfg.kind != Kind::Tcp) {
 		f.tx_ep = (uint32_t)eps_.size();
 		f.rx_ep = f.tx_ep + 1;
-		sim::EpInfo a{f.tx_ep, src, f.rx_ep, dst, fid};
-		sim::EpInfo b{f.rx_ep, dst, f.tx_ep, src, fid};
-		for (const sim::EpInfo &i : {a, b}) {
-			if (cfg.kind == Kind::Mroce) {
-				sim::MroceCfg mc = cfg.mroce;
-				mc.check_invariants = check_every_call;
-				eps_.push_back(std::make_unique<sim::MroceEp>(
-					i, *this, mc, sim::mix64(cfg.seed * 1000003 + i.id)));
-			} else {
-				eps_.push_back(std::make_unique<sim::GbnEp>(i, *this, cfg.gbn));
-			}
+		for (auto &e : sim::flow_endpoints(fid, f.tx_ep, src, dst, *this, cfg.kind == Kind::Mroce,
+						   cfg.mroce, cfg.gbn, cfg.seed, check_every_call)) {
+			eps_.push_back(std::move(e));
 			is_active_.push_back(0);
 			timers_.emplace_back();
 		}
@@ -171,14 +169,7 @@ uint32_t Model::add_flow(uint32_t src, uint32_t dst)
 void Model::post(uint32_t flow, uint32_t len)
 {
 	FlowRec &f = flows.at(flow);
-	MsgRec m;
-	m.len = len;
-	m.t_post = now();
-	if (cfg.kind != Kind::Tcp)
-		m.got.assign(len ? (len - 1) / mtu() + 1 : 1, 0);
-	uint32_t msg = (uint32_t)f.msgs.size();
-	f.msgs.push_back(std::move(m));
-	f.bytes_posted += len;
+	uint32_t msg = delivery.post(f, len, cfg.kind != Kind::Tcp ? mtu() : 0, now());
 	if (cfg.kind == Kind::Tcp) {
 		f.unsent += len;
 		if (f.msgs.size() == tcp_rx_msg_[flow] + 1)
@@ -357,70 +348,23 @@ void Model::on_timer(uint32_t ep)
 
 void Model::placed(uint32_t flow, uint32_t msg, uint32_t off, uint32_t len, bool ok)
 {
-	FlowRec &f = flows.at(flow);
-	if (msg >= f.msgs.size()) {
-		protocol_error("placement for a message never posted");
-		return;
-	}
-	MsgRec &m = f.msgs[msg];
-	uint32_t u = mtu();
-	if (off % u || off >= std::max<uint32_t>(m.len, 1) || len != std::min(u, m.len - off)) {
-		bad_chunk++;
-		return;
-	}
-	uint8_t &g = m.got[off / u];
-	if (g) {
-		dup_bytes += len;
-		return;
-	}
-	g = 1;
-	bad_pattern += !ok;
-	m.placed += len;
-	f.bytes_placed += len;
-	size_t b = now() / cfg.bucket_ns;
-	if (b >= timeline.size())
-		timeline.resize(b + 1, 0);
-	timeline[b] += len;
-	if (m.placed == m.len)
-		msg_rx(flow, msg);
+	if (delivery.place(flows.at(flow), msg, off, len, ok, mtu(), now()))
+		notices_.push_back(Notice{true, flow, msg});
 }
 
 void Model::msg_rx(uint32_t flow, uint32_t msg)
 {
-	FlowRec &f = flows[flow];
-	f.msgs[msg].t_rx = now();
-	f.msgs_rx++;
+	delivery.received(flows[flow], msg, now());
 	notices_.push_back(Notice{true, flow, msg});
 }
 
 void Model::completed(uint32_t flow, uint32_t msg, uint32_t status)
 {
-	FlowRec &f = flows.at(flow);
-	if (msg >= f.msgs.size()) {
-		protocol_error("completion for a message never posted");
-		return;
-	}
-	MsgRec &m = f.msgs[msg];
-	if (m.completed) {
-		double_cmpl++;
-		return;
-	}
-	m.completed = true;
-	m.status = status;
-	m.t_cmpl = now();
-	if (status) {
-		f.error = true;
-		return;
-	}
-	f.msgs_cmpl++;
-	notices_.push_back(Notice{false, flow, msg});
+	if (delivery.complete(flows.at(flow), msg, status, now()))
+		notices_.push_back(Notice{false, flow, msg});
 }
 
-void Model::protocol_error(const char *what)
-{
-	if (proto_errors.size() < 16)
-		proto_errors.emplace_back(what);
-}
+void Model::protocol_error(const char *what) { delivery.protocol_error(what); }
 
 void Model::drain()
 {
@@ -492,11 +436,7 @@ void Model::tcp_recv(uint32_t flow, Ptr<Socket> s)
 	if (!got)
 		return;
 	tcp_rx_bytes_[flow] += got;
-	f.bytes_placed += got;
-	size_t b = now() / cfg.bucket_ns;
-	if (b >= timeline.size())
-		timeline.resize(b + 1, 0);
-	timeline[b] += got;
+	delivery.count(f, got, now());
 	uint32_t &next = tcp_rx_msg_[flow];
 	while (next < f.msgs.size() && tcp_rx_bytes_[flow] >= tcp_rx_end_[flow]) {
 		MsgRec &m = f.msgs[next];
@@ -595,10 +535,10 @@ std::string Model::delivery_errors() const
 		if (n)
 			e += std::string(e.empty() ? "" : " ") + what + "=" + std::to_string(n);
 	};
-	add("dup_bytes", dup_bytes);
-	add("bad_pattern", bad_pattern);
-	add("bad_chunk", bad_chunk);
-	add("double_cmpl", double_cmpl);
+	add("dup_bytes", delivery.dup_bytes);
+	add("bad_pattern", delivery.bad_pattern);
+	add("bad_chunk", delivery.bad_chunk);
+	add("double_cmpl", delivery.double_cmpl);
 	add("wrong_host", wrong_host);
 	uint64_t early = 0, missing = 0;
 	for (const FlowRec &f : flows)
@@ -611,7 +551,7 @@ std::string Model::delivery_errors() const
 	add("cmpl_with_missing_bytes", missing);
 	add("cmpl_before_placed", early);
 	add("parse_err", totals().parse_err);
-	for (const std::string &p : proto_errors)
+	for (const std::string &p : delivery.proto_errors)
 		e += (e.empty() ? "" : " ") + p;
 	return e;
 }

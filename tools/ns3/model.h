@@ -16,13 +16,16 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "delivery.h"	// tools/sim: the delivery checker
 #include "fabric.h"
 #include "transport.h"	// tools/sim: MroceEp, GbnEp
+#include "workload.h"	// tools/sim: workloads of both simulators
 
 namespace mroce_ns3 {
 
@@ -44,24 +47,12 @@ std::string transport_name(const ModelCfg &c);
 // Fabric is built.
 void configure_tcp(const ModelCfg &c);
 
-constexpr uint64_t kNever = UINT64_MAX;
+using sim::kNever;
+using sim::MsgRec;
 
-struct MsgRec {
-	uint32_t len = 0;
-	uint64_t t_post = 0, t_rx = kNever, t_cmpl = kNever;
-	uint32_t placed = 0, status = 0;
-	bool completed = false;
-	std::vector<uint8_t> got;	// per MTU chunk (mroce/gbn)
-};
-
-struct FlowRec {
-	uint32_t src = 0, dst = 0;
-	uint32_t tx_ep = 0, rx_ep = 0;	// mroce/gbn
-	std::vector<MsgRec> msgs;
-	uint64_t bytes_posted = 0, bytes_placed = 0;
-	uint32_t msgs_rx = 0, msgs_cmpl = 0;
-	bool error = false;
-	// tcp
+// A flow: its messages (sim::Flow, the delivery checker's record) and,
+// for tcp, its socket.
+struct FlowRec : sim::Flow {
 	ns3::Ptr<ns3::Socket> tx_sock;
 	uint64_t unsent = 0;
 	bool connected = false;
@@ -69,14 +60,9 @@ struct FlowRec {
 
 class Model;
 
-class Workload {
-public:
-	virtual ~Workload() = default;
-	virtual void start(Model &m) = 0;
-	virtual void on_rx(Model &m, uint32_t flow, uint32_t msg) { (void)m, (void)flow, (void)msg; }
-	virtual void on_cmpl(Model &m, uint32_t flow, uint32_t msg) { (void)m, (void)flow, (void)msg; }
-	virtual bool done(const Model &m) const = 0;
-};
+// Workload: reacts to message delivery/completion by posting more
+// (workload.h of tools/sim).
+using Workload = sim::workload::Base<Model>;
 
 struct Totals {
 	uint64_t bytes_posted = 0, bytes_placed = 0;
@@ -98,6 +84,8 @@ public:
 	// Run until the workload is done (true) or until simulated t_end_ns.
 	bool run(Workload &w, uint64_t t_end_ns);
 	uint64_t now() const;
+	// fn at simulated time t_ns (>= now()).
+	void at(uint64_t t_ns, std::function<void()> fn);
 
 	Totals totals() const;
 	std::vector<double> flow_fcts_us() const;
@@ -113,10 +101,8 @@ public:
 	Fabric &fab;
 	ModelCfg cfg;
 	std::vector<FlowRec> flows;
-	std::vector<uint64_t> timeline;	// bytes placed per bucket
-	uint64_t dup_bytes = 0, bad_pattern = 0, bad_chunk = 0, double_cmpl = 0;
+	sim::Delivery delivery;		// the checker; goodput timeline
 	uint64_t wrong_host = 0;
-	std::vector<std::string> proto_errors;
 	uint64_t events = 0;		// ns-3 events executed by run()
 	double wall_s = 0;
 	bool check_every_call = false;
@@ -152,7 +138,7 @@ private:
 	void on_udp_rx(uint32_t host, ns3::Ptr<ns3::Socket> s);
 	void send(uint32_t host, const sim::Packet &p);
 	uint64_t nic_queued(uint32_t host) const;
-	void msg_rx(uint32_t flow, uint32_t msg);
+	void msg_rx(uint32_t flow, uint32_t msg);	// tcp: a whole message arrived
 	void drain();
 	// tcp
 	void tcp_listen(uint32_t host);

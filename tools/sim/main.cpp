@@ -7,18 +7,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps.h"
+#include "scenario.h"
 #include "world.h"
 
 using namespace sim;
+using namespace sim::scenario;
 
 namespace {
 
@@ -35,34 +35,11 @@ uint32_t g_nic_pkts = 8;
 uint32_t g_paths = 16;
 uint32_t g_gbn_wnd = 64;
 
-class Csv {
-public:
-	Csv(const std::string &path, const std::string &header) : f_(path)
-	{
-		if (!f_)
-			throw std::runtime_error("cannot write " + path);
-		f_ << header << "\n";
-	}
-	template <class... A> void row(const char *fmt, A... a)
-	{
-		char buf[1024];
-		snprintf(buf, sizeof(buf), fmt, a...);
-		f_ << buf << "\n";
-		f_.flush();
-	}
-
-private:
-	std::ofstream f_;
-};
-
 double wall_now()
 {
 	using namespace std::chrono;
 	return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
-
-// Per-link loss q such that a 4-hop path loses p end to end.
-double per_link(double p, int hops = 4) { return 1 - std::pow(1 - p, 1.0 / hops); }
 
 void set_loss(World &w, double p_path)
 {
@@ -334,8 +311,8 @@ PlaneRun plane_run(Model m, uint64_t seed, Time t_fail, Time t_up, Time t_end,
 	pr.late_total_data = a1 - a0;
 	size_t nb = (size_t)(std::min(t_end, w.now()) / bucket) + 1;
 	for (size_t b = 0; b < nb; b++)
-		pr.gbps.push_back(b < w.timeline.size()
-					  ? (double)w.timeline[b] * 8 / (double)bucket
+		pr.gbps.push_back(b < w.delivery.timeline.size()
+					  ? (double)w.delivery.timeline[b] * 8 / (double)bucket
 					  : 0);
 	return pr;
 }
@@ -400,9 +377,7 @@ ArResult allreduce_run(Model m, uint32_t n, uint64_t bytes, double loss, uint64_
 	uint32_t hpl = std::min<uint32_t>(8, n / 2);
 	uint32_t leaves = n / hpl;
 	TopoCfg t = leaf_spine(leaves, hpl, hpl);
-	std::vector<uint32_t> rank_host(n);
-	for (uint32_t r = 0; r < n; r++)
-		rank_host[r] = (r % leaves) * hpl + r / leaves;
+	std::vector<uint32_t> rank_host = striped_ranks(n, leaves, hpl);
 	uint32_t chunk = (uint32_t)(bytes / n) & ~7u;
 	double t0 = wall_now();
 	World w(make_cfg(m, t, seed));
@@ -702,7 +677,7 @@ int scen_regress(const Opts &o)
 			BulkApp app(cross_leaf(3, 8, 1u << 20, 256u << 10));
 			w.run(app, 5 * 1000 * kMs);
 			uint64_t h = w.events;
-			for (uint64_t b : w.timeline)
+			for (uint64_t b : w.delivery.timeline)
 				h = mix64(h ^ b);
 			return std::make_pair(h, w.now());
 		};
@@ -766,38 +741,13 @@ int main(int argc, char **argv)
 	}
 	std::string s = argv[1];
 	Opts o;
-	for (int i = 2; i < argc; i++) {
-		std::string a = argv[i];
-		auto val = [&]() -> std::string {
-			if (i + 1 >= argc)
-				throw std::runtime_error("missing value for " + a);
-			return argv[++i];
-		};
-		if (a == "--out")
-			o.out = val();
-		else if (a == "--seed")
-			o.seed = std::stoull(val());
-		else if (a == "--quick")
-			o.quick = true;
-		else if (a == "--nodes")
-			o.nodes = (uint32_t)std::stoul(val());
-		else if (a == "--bytes")
-			o.bytes = std::stoull(val());
-		else if (a == "--model")
-			o.model = val();
-		else if (a == "--gbn-wnd")
-			g_gbn_wnd = (uint32_t)std::stoul(val());
-		else if (a == "--paths")
-			g_paths = (uint32_t)std::stoul(val());
-		else if (a == "--nic-pkts")
-			g_nic_pkts = (uint32_t)std::stoul(val());
-		else if (a == "--loss")
-			o.loss = std::stod(val());
-		else {
-			fprintf(stderr, "unknown option %s\n", a.c_str());
-			return 2;
-		}
-	}
+	Options opts;
+	opts.bind("--out", o.out).bind("--seed", o.seed).bind("--quick", o.quick)
+		.bind("--nodes", o.nodes).bind("--bytes", o.bytes).bind("--model", o.model)
+		.bind("--gbn-wnd", g_gbn_wnd).bind("--paths", g_paths)
+		.bind("--nic-pkts", g_nic_pkts).bind("--loss", o.loss);
+	if (!opts.parse(argc, argv, 2))
+		return 2;
 	try {
 		if (s == "loss")
 			return scen_loss(o);

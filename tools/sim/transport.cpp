@@ -425,4 +425,24 @@ void GbnEp::timer(Time now)
 	}
 }
 
+std::array<std::unique_ptr<Endpoint>, 2> flow_endpoints(uint32_t fid, uint32_t tx, uint32_t src,
+							uint32_t dst, AppSink &s, bool use_mroce,
+							const MroceCfg &mroce, const GbnCfg &gbn,
+							uint64_t seed, bool check_invariants)
+{
+	std::array<std::unique_ptr<Endpoint>, 2> eps;
+	const EpInfo info[2] = {{tx, src, tx + 1, dst, fid}, {tx + 1, dst, tx, src, fid}};
+	for (int k = 0; k < 2; k++) {
+		const EpInfo &i = info[k];
+		if (use_mroce) {
+			MroceCfg mc = mroce;
+			mc.check_invariants = check_invariants;
+			eps[k] = std::make_unique<MroceEp>(i, s, mc, mix64(seed * 1000003 + i.id));
+		} else {
+			eps[k] = std::make_unique<GbnEp>(i, s, gbn);
+		}
+	}
+	return eps;
+}
+
 }  // namespace sim

@@ -6,6 +6,7 @@
 // one side of one flow; its id is its QPN.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -171,5 +172,14 @@ private:
 	Time echo_ts_ = 0;
 	EpStats st_;
 };
+
+// The two endpoints of flow fid from host src to host dst, ids tx (the
+// sender) and tx + 1, both reporting to s: the mroce core when use_mroce
+// (its invariants checked after every core call with check_invariants,
+// each seeded from the run's seed and its id), else go-back-N.
+std::array<std::unique_ptr<Endpoint>, 2> flow_endpoints(uint32_t fid, uint32_t tx, uint32_t src,
+							uint32_t dst, AppSink &s, bool use_mroce,
+							const MroceCfg &mroce, const GbnCfg &gbn,
+							uint64_t seed, bool check_invariants);
 
 }  // namespace sim

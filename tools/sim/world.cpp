@@ -9,7 +9,7 @@ namespace sim {
 
 const char *model_name(Model m) { return m == Model::Mroce ? "mroce" : "gbn"; }
 
-World::World(const WorldCfg &c) : fab(c.seed), cfg(c)
+World::World(const WorldCfg &c) : fab(c.seed), cfg(c), delivery(c.bucket)
 {
 	build_leaf_spine(fab, cfg.topo);
 	fab.sink = this;
@@ -29,17 +29,9 @@ uint32_t World::add_flow(uint32_t src, uint32_t dst)
 	f.tx_ep = (uint32_t)eps.size();
 	f.rx_ep = f.tx_ep + 1;
 	uint32_t fid = (uint32_t)flows.size();
-	EpInfo a{f.tx_ep, src, f.rx_ep, dst, fid};
-	EpInfo b{f.rx_ep, dst, f.tx_ep, src, fid};
-	for (const EpInfo &i : {a, b}) {
-		if (cfg.model == Model::Mroce) {
-			MroceCfg mc = cfg.mroce;
-			mc.check_invariants = check_every_call;
-			eps.push_back(std::make_unique<MroceEp>(
-				i, *this, mc, mix64(cfg.seed * 1000003 + i.id)));
-		} else {
-			eps.push_back(std::make_unique<GbnEp>(i, *this, cfg.gbn));
-		}
+	for (auto &e : flow_endpoints(fid, f.tx_ep, src, dst, *this, cfg.model == Model::Mroce,
+				      cfg.mroce, cfg.gbn, cfg.seed, check_every_call)) {
+		eps.push_back(std::move(e));
 		is_active_.push_back(0);
 		sched_.push_back(kNever);
 	}
@@ -50,14 +42,8 @@ uint32_t World::add_flow(uint32_t src, uint32_t dst)
 void World::post(uint32_t flow, uint32_t len)
 {
 	Flow &f = flows.at(flow);
-	MsgRec m;
-	m.len = len;
-	m.t_post = now();
 	uint32_t mtu = cfg.model == Model::Mroce ? cfg.mroce.mtu : cfg.gbn.mtu;
-	m.got.assign(len ? (len - 1) / mtu + 1 : 1, 0);
-	uint32_t msg = (uint32_t)f.msgs.size();
-	f.msgs.push_back(std::move(m));
-	f.bytes_posted += len;
+	uint32_t msg = delivery.post(f, len, mtu, now());
 	if (in_drain_ || !app_) {
 		// outside endpoint callbacks: post right away
 		eps[f.tx_ep]->post(msg, len, now());
@@ -147,69 +133,18 @@ void World::host_nic_idle(uint32_t host) { pump(host); }
 void World::placed(uint32_t flow, uint32_t msg, uint32_t off, uint32_t len,
 		   bool ok)
 {
-	Flow &f = flows.at(flow);
-	if (msg >= f.msgs.size()) {
-		protocol_error("placement for a message never posted");
-		return;
-	}
-	MsgRec &m = f.msgs[msg];
 	uint32_t mtu = cfg.model == Model::Mroce ? cfg.mroce.mtu : cfg.gbn.mtu;
-	if (off % mtu || off >= std::max<uint32_t>(m.len, 1) ||
-	    len != std::min(mtu, m.len - off)) {
-		bad_chunk++;
-		return;
-	}
-	uint8_t &g = m.got[off / mtu];
-	if (g) {
-		dup_bytes += len;
-		return;
-	}
-	g = 1;
-	if (!ok)
-		bad_pattern++;
-	m.placed += len;
-	f.bytes_placed += len;
-	size_t b = now() / cfg.bucket;
-	if (b >= timeline.size())
-		timeline.resize(b + 1, 0);
-	timeline[b] += len;
-	if (m.placed == m.len) {
-		m.t_rx = now();
-		f.msgs_rx++;
+	if (delivery.place(flows.at(flow), msg, off, len, ok, mtu, now()))
 		notices_.push_back(Notice{true, flow, msg});
-	}
 }
 
 void World::completed(uint32_t flow, uint32_t msg, uint32_t status)
 {
-	Flow &f = flows.at(flow);
-	if (msg >= f.msgs.size()) {
-		protocol_error("completion for a message never posted");
-		return;
-	}
-	MsgRec &m = f.msgs[msg];
-	if (m.completed) {
-		double_cmpl++;
-		return;
-	}
-	m.completed = true;
-	m.status = status;
-	m.t_cmpl = now();
-	if (status) {
-		f.error = true;
-		return;
-	}
-	if (m.placed != m.len)
-		early_cmpl++;
-	f.msgs_cmpl++;
-	notices_.push_back(Notice{false, flow, msg});
+	if (delivery.complete(flows.at(flow), msg, status, now()))
+		notices_.push_back(Notice{false, flow, msg});
 }
 
-void World::protocol_error(const char *what)
-{
-	if (proto_errors.size() < 16)
-		proto_errors.emplace_back(what);
-}
+void World::protocol_error(const char *what) { delivery.protocol_error(what); }
 
 void World::drain()
 {
@@ -339,16 +274,17 @@ std::string World::delivery_errors() const
 {
 	std::string s;
 	auto add = [&](const std::string &x) { s += (s.empty() ? "" : "; ") + x; };
-	if (dup_bytes)
-		add(std::to_string(dup_bytes) + " bytes placed twice");
-	if (bad_pattern)
-		add(std::to_string(bad_pattern) + " packets with wrong content");
-	if (bad_chunk)
-		add(std::to_string(bad_chunk) + " misaligned placements");
-	if (early_cmpl)
-		add(std::to_string(early_cmpl) + " completions before full placement");
-	if (double_cmpl)
-		add(std::to_string(double_cmpl) + " double completions");
+	const Delivery &d = delivery;
+	if (d.dup_bytes)
+		add(std::to_string(d.dup_bytes) + " bytes placed twice");
+	if (d.bad_pattern)
+		add(std::to_string(d.bad_pattern) + " packets with wrong content");
+	if (d.bad_chunk)
+		add(std::to_string(d.bad_chunk) + " misaligned placements");
+	if (d.early_cmpl)
+		add(std::to_string(d.early_cmpl) + " completions before full placement");
+	if (d.double_cmpl)
+		add(std::to_string(d.double_cmpl) + " double completions");
 	for (const Flow &f : flows)
 		for (const MsgRec &m : f.msgs)
 			if (m.completed && !m.status && m.placed != m.len) {
@@ -356,7 +292,7 @@ std::string World::delivery_errors() const
 				goto out;
 			}
 out:
-	for (const auto &e : proto_errors)
+	for (const auto &e : d.proto_errors)
 		add("protocol: " + e);
 	return s;
 }

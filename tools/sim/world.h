@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "delivery.h"
 #include "net.h"
 #include "transport.h"
+#include "workload.h"
 
 namespace sim {
 
@@ -30,40 +32,10 @@ struct WorldCfg {
 	uint32_t nic_pkts = 8;		// host pulls while < nic_pkts/uplink queued
 };
 
-struct MsgRec {
-	uint32_t len = 0;
-	Time t_post = 0, t_rx = kNever, t_cmpl = kNever;
-	uint32_t placed = 0;
-	uint32_t status = 0;
-	bool completed = false;
-	std::vector<uint8_t> got;	// per MTU chunk: placed?
-};
-
-struct Flow {
-	uint32_t src = 0, dst = 0, tx_ep = 0, rx_ep = 0;
-	std::vector<MsgRec> msgs;
-	uint64_t bytes_posted = 0, bytes_placed = 0;
-	uint32_t msgs_rx = 0, msgs_cmpl = 0;
-	bool error = false;
-};
-
 class World;
 
 // Workload: reacts to message delivery/completion by posting more.
-class App {
-public:
-	virtual ~App() = default;
-	virtual void start(World &w) = 0;
-	virtual void on_rx(World &w, uint32_t flow, uint32_t msg)
-	{
-		(void)w, (void)flow, (void)msg;
-	}
-	virtual void on_cmpl(World &w, uint32_t flow, uint32_t msg)
-	{
-		(void)w, (void)flow, (void)msg;
-	}
-	virtual bool done(const World &w) const = 0;
-};
+using App = workload::Base<World>;
 
 struct Totals {
 	uint64_t bytes_posted = 0, bytes_placed = 0;
@@ -101,10 +73,8 @@ public:
 	WorldCfg cfg;
 	std::vector<Flow> flows;
 	std::vector<std::unique_ptr<Endpoint>> eps;
-	std::vector<uint64_t> timeline;		// bytes placed per bucket
-	uint64_t dup_bytes = 0, bad_pattern = 0, bad_chunk = 0, early_cmpl = 0,
-		 double_cmpl = 0, timer_spins = 0;
-	std::vector<std::string> proto_errors;
+	Delivery delivery;			// the checker; goodput timeline
+	uint64_t timer_spins = 0;
 	uint64_t events = 0;
 	bool check_every_call = false;
 
