@@ -67,6 +67,11 @@ if [ -n "${MROCE_ROLE:-}" ]; then
 		rdma statistic show link mroce0/1 | tr ' ' '\n' | paste - - |
 			awk '$1 ~ /^rc_(retx|rtos|tlps)$/ {printf "%s=%s ", $1, $2}'
 	}
+	# packets eth0's qdisc dropped so far (bursts above its limit)
+	qdrops() {
+		tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' |
+			awk '{s += $1} END {print s + 0}'
+	}
 	[ "$MROCE_ROLE" = a ] && { tb_wait_ping $srv >/dev/null || exit 1; }
 	echo "# kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB" |
 		tee -a /out/qpscale.txt
@@ -78,7 +83,7 @@ if [ -n "${MROCE_ROLE:-}" ]; then
 		[ "$drv" = rxe ] && gid=$GID_RXE
 		setloss "$l"
 		if [ "$kind" = qps ]; then
-			t=$((600 + n / 4))
+			t=$((240 + n / 10))
 			if [ "$MROCE_ROLE" = b ]; then
 				timeout $((t + 60)) "$prog" --qps "$n" --port $port --destroy reverse \
 					--timeout $t "${drv}0" "$gid" >/out/srv-$port.log 2>&1
@@ -87,14 +92,16 @@ if [ -n "${MROCE_ROLE:-}" ]; then
 				continue
 			fi
 			r0=$(retx)
+			q0=$(qdrops)
 			timeout $((t + 60)) "$prog" --qps "$n" --port $port --destroy forward \
 				--timeout $t --per-qp /out/perqp-$drv-$n-$l.txt "${drv}0" "$gid" $srv \
 				>/out/cli-$port.log 2>&1
 			rc=$?
 			line=$(sed -n 's/^# qpscale //p' /out/cli-$port.log)
 			fails=$(grep -c '^not ok' /out/cli-$port.log)
-			extra=
-			[ "$drv" = mroce ] && extra="retx_before=[$r0] retx_after=[$(retx)]"
+			ferr=$(sed -n 's/^# first error of the QPs that failed: *//p' /out/cli-$port.log | head -1)
+			extra="qdisc_drops=$(($(qdrops) - q0)) first_errors=[$ferr]"
+			[ "$drv" = mroce ] && extra+=" retx_before=[$r0] retx_after=[$(retx)]"
 			echo "case=$port drv=$drv n=$n loss=$l rc=$rc not_ok=$fails $line $extra" |
 				tee -a /out/qpscale.txt
 			continue
@@ -177,15 +184,13 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", 
 	echo "create+connect on guest a / N (the user-mapped rings included).  Teardown: the client destroys"
 	echo "forward with 2 WRITEs in flight per QP, the server reverse."
 	echo
-	echo "| driver | N | loss % | exit | failed checks | QPs verified | completions ok | completion errors | QPs with errors | goodput Mb/s | kernel KiB/QP | destroy QP/s |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| driver | N | loss % | exit | failed checks | QPs verified | completions ok | completion errors | QPs with errors | first error (QPs) | eth0 qdisc drops (guest a) | goodput Mb/s | kernel KiB/QP | destroy QP/s |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	grep '^case=' "$raw/a/qpscale.txt" | while read -r l; do
-		n=$(kv "$l" n)
-		unv=$(kv "$l" qps_unverified)
-		ver=-
-		[ -n "$unv" ] && ver=$((n - unv))
-		echo "| $(kv "$l" drv) | $n | $(kv "$l" loss) | $(kv "$l" rc) | $(kv "$l" not_ok) | $ver |" \
+		ver=$(kv "$l" qps_verified)
+		echo "| $(kv "$l" drv) | $(kv "$l" n) | $(kv "$l" loss) | $(kv "$l" rc) | $(kv "$l" not_ok) | ${ver:--} |" \
 			"$(kv "$l" ok_wcs) | $(kv "$l" err_wcs) | $(kv "$l" qps_with_errors) |" \
+			"$(sed -n 's/.*first_errors=\[\([^]]*\)\].*/\1/p' <<<"$l") | $(kv "$l" qdisc_drops) |" \
 			"$(kv "$l" goodput_mbps) | $(awk -v b="$(kv "$l" per_qp_kernel)" 'BEGIN { if (b != "") printf "%.1f", b / 1024; else print "-" }') |" \
 			"$(kv "$l" destroy_rate) |"
 	done

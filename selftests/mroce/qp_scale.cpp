@@ -35,7 +35,9 @@
 //   --destroy ORDER  forward, reverse or interleaved (the even indexes up,
 //                    then the odd ones down); default forward
 //   --inflight W     WRITEs per QP in flight at teardown (default 2)
-//   --timeout S      the whole run's limit, a hang guard (default 300)
+//   --timeout S      the whole run's limit, a hang guard (default 300); the
+//                    rounds give up after half of it and name the QPs
+//                    whose completions are missing
 //   --per-qp FILE    one line per QP: index qpn ok_wcs err_wcs first_error
 //
 // Output: KTAP results, and one "# qpscale key=value ..." line per side
@@ -50,6 +52,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -57,6 +60,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -106,6 +110,12 @@ public:
 	bool put(const void *p, size_t n)
 	{
 		return send(fd_, p, n, MSG_NOSIGNAL) == ssize_t(n);
+	}
+	// Something to read already (without blocking)?
+	bool readable()
+	{
+		pollfd p{ fd_, POLLIN, 0 };
+		return ::poll(&p, 1, 0) > 0;
 	}
 	bool get(void *p, size_t n)
 	{
@@ -259,6 +269,8 @@ private:
 	bool post(unsigned qp, ibv_wr_opcode op, unsigned region, uint64_t kind,
 		  uint64_t remote, uint32_t rkey);
 	void note_wc(const ibv_wc &wc);
+	void note_stalled(unsigned want_ok);
+	void note_errors();
 
 	Opts o_;
 	Ktap &k_;
@@ -281,6 +293,10 @@ private:
 	uint64_t bytes_ = 0;
 	Mem mem0_, mem1_;
 	unsigned late_ = 0, tail_ok_ = 0;
+	unsigned verified_qps_ = 0;	// client: every WR succeeded, READ data right
+	// The rounds give up here (half of --timeout from the start), so
+	// that a stall is reported QP by QP and the teardown still runs.
+	Clock::time_point deadline_ = Clock::now();
 };
 
 bool Run::setup()
@@ -470,9 +486,8 @@ bool Run::round_client(unsigned r)
 			return false;
 	}
 	std::vector<ibv_wc> wc;
-	auto deadline = Clock::now() + std::chrono::seconds(o_.timeout);
 	unsigned idle = 0;
-	while (outstanding_ && Clock::now() < deadline) {
+	while (outstanding_ && Clock::now() < deadline_) {
 		if (!drain(64, wc))
 			return k_.result(false, "round " + std::to_string(r) + ": poll CQ");
 		for (auto &w : wc)
@@ -483,8 +498,13 @@ bool Run::round_client(unsigned r)
 			std::this_thread::sleep_for(std::chrono::microseconds(100));
 	}
 	traffic_s_ += secs_since(t0);
+	if (outstanding_)
+		note_stalled(3 * (r + 1));
+	// READ data is checked where the QP's WRs all succeeded; the others
+	// count as QPs with errors, not as wrong data.
 	for (unsigned i = 0; i < o_.qps; ++i)
-		if (!(failing && i == unsigned(o_.fail_qp))) {
+		if (!(failing && i == unsigned(o_.fail_qp)) && st_[i].err == 0 &&
+		    st_[i].ok == 3 * (r + 1)) {
 			if (check_id(slot(3, i), pat_id(i, r, kWrite), o_.size))
 				bytes_ += 3ull * o_.size;
 			else
@@ -502,6 +522,34 @@ bool Run::round_client(unsigned r)
 				 std::to_string(live) + " QPs",
 			 std::to_string(res[0]) + " verified, " + std::to_string(res[1]) +
 				 " bad, " + std::to_string(outstanding_) + " WRs not completed");
+}
+
+// How many QPs failed with which first error status, as a note.
+void Run::note_errors()
+{
+	std::map<int, unsigned> h;
+	for (unsigned i = 0; i < o_.qps; ++i)
+		if (int(i) != o_.fail_qp && st_[i].first_err >= 0)
+			++h[st_[i].first_err];
+	std::string l;
+	for (auto [status, n] : h)
+		l += " " + std::to_string(n) + " x " +
+		     (status < 1000 ? ibv_wc_status_str(ibv_wc_status(status)) :
+				      "post_send " + errstr(status - 1000));
+	k_.note("first error of the QPs that failed:" + l);
+}
+
+// The QPs whose completions are missing after the deadline, as a note.
+void Run::note_stalled(unsigned want_ok)
+{
+	std::string l;
+	unsigned n = 0;
+	for (unsigned i = 0; i < o_.qps; ++i)
+		if (int(i) != o_.fail_qp && st_[i].ok + st_[i].err < want_ok && n++ < 16)
+			l += " " + std::to_string(i) + "/qpn " + std::to_string(qp_[i]->qp_num) + "/" +
+			     std::to_string(st_[i].ok);
+	k_.note(std::to_string(outstanding_) + " WRs not completed by the deadline on " +
+		std::to_string(n) + " QPs; the first (index/qpn/completions):" + l);
 }
 
 bool Run::round_server(unsigned r)
@@ -533,9 +581,17 @@ bool Run::round_server(unsigned r)
 		return false;
 	uint32_t res[2] = { 0, 0 };	// QPs verified, QPs bad
 	std::vector<ibv_wc> wc;
-	auto deadline = Clock::now() + std::chrono::seconds(o_.timeout);
 	unsigned done = 0, idle = 0;
-	while (done < want && Clock::now() < deadline) {
+	// Once the client says all its WRs completed, an acknowledged SEND's
+	// receive is already here: wait 5 s more at most, not until the
+	// deadline, for the SENDs of QPs that failed at the client.
+	auto end = deadline_;
+	bool client_done = false;
+	while (done < want && Clock::now() < end) {
+		if (!client_done && ctl_->readable()) {
+			client_done = true;
+			end = std::min(end, Clock::now() + std::chrono::seconds(5));
+		}
 		if (!drain(64, wc))
 			return k_.result(false, "round " + std::to_string(r) + ": poll CQ");
 		idle = wc.empty() ? idle + 1 : 0;
@@ -572,6 +628,15 @@ bool Run::round_server(unsigned r)
 			}
 		}
 	}
+	if (done < want) {
+		std::string l;
+		unsigned n = 0;
+		for (unsigned i = 0; i < o_.qps; ++i)
+			if (expect[i] && !got[i] && n++ < 16)
+				l += " " + std::to_string(i) + "/qpn " + std::to_string(qp_[i]->qp_num);
+		k_.note("round " + std::to_string(r) + ": " + std::to_string(want - done) +
+			" QPs without their SEND; the first (index/qpn):" + l);
+	}
 	// The client's READs of the written slots are done when it says so.
 	if (!ctl_->get(c) || c != 'D' || !ctl_->put(res))
 		return k_.result(false, "round " + std::to_string(r) + ": client done");
@@ -594,14 +659,20 @@ bool Run::traffic()
 	for (unsigned i = 0; i < o_.qps; ++i) {
 		if (failing && i == unsigned(o_.fail_qp))
 			continue;
-		bad_qps += st_[i].err != 0 || st_[i].ok != 3 * o_.rounds;
+		const bool complete = st_[i].err == 0 && st_[i].ok == 3 * o_.rounds;
+		bad_qps += !complete;
 		unverified += !st_[i].verified;
+		verified_qps_ += complete && st_[i].verified;
 	}
 	const unsigned live = o_.qps - (failing ? 1 : 0);
+	if (bad_qps)
+		note_errors();
 	ok = k_.result(bad_qps == 0, "every completion successful on " + std::to_string(live) + " QPs",
 		       std::to_string(bad_qps) + " QPs with errors or missing completions") && ok;
-	ok = k_.result(unverified == 0, "READ back verified on " + std::to_string(live) + " QPs",
-		       std::to_string(unverified) + " QPs read back other bytes") && ok;
+	ok = k_.result(unverified == 0 && bad_qps == 0,
+		       "READ back verified on " + std::to_string(live) + " QPs",
+		       std::to_string(unverified) + " QPs read back other bytes, " +
+			       std::to_string(bad_qps) + " QPs not checked (errors)") && ok;
 	if (failing) {
 		const PerQp &f = st_[unsigned(o_.fail_qp)];
 		ok = k_.result(f.first_err == IBV_WC_REM_ACCESS_ERR && f.ok == 0,
@@ -692,7 +763,8 @@ void Run::report()
 	  << " traffic_s=" << traffic_s_ << " verified_bytes=" << bytes_
 	  << " goodput_mbps=" << (traffic_s_ > 0 ? bytes_ * 8 / traffic_s_ / 1e6 : 0.0)
 	  << " ok_wcs=" << ok_wcs << " err_wcs=" << err_wcs << " qps_with_errors=" << qps_err
-	  << " qps_unverified=" << qps_unverified << " tail_ok_wcs=" << tail_ok_
+	  << " qps_unverified=" << qps_unverified << " qps_verified=" << verified_qps_
+	  << " tail_ok_wcs=" << tail_ok_
 	  << " late_wcs=" << late_
 	  << " per_qp_kernel=" << (mem1_.kernel - mem0_.kernel) / n
 	  << " per_qp_memavailable=" << (mem0_.avail - mem1_.avail) / n;
@@ -709,6 +781,7 @@ void Run::report()
 int Run::main()
 {
 	client_ = !o_.server.empty();
+	deadline_ = Clock::now() + std::chrono::milliseconds(o_.timeout * 500ull);
 	if (setup() && create() && exchange() && connect()) {
 		traffic();
 		teardown();
