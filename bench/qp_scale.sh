@@ -14,14 +14,19 @@
 # (QP_SCALE_LOSS %, on each guest's egress) for each N of
 # QP_SCALE_LOSS_NS.  Then ib_write_bw -s 4096 -D 8 with -q for each of
 # QP_SCALE_BW_QS (1 64 256), both drivers on a clean link and mroce at the
-# loss.  Results: QP_SCALE_OUT (bench/results/qp-scale.md): generated
+# loss.  Then QP_SCALE_PACED_NS paced (see below).  Results: QP_SCALE_OUT (bench/results/qp-scale.md): generated
 # tables, then the notes kept from the previous file (its "## Notes" line
 # on).  A kernel WARNING/BUG/Call Trace in either guest fails the run (tb).
 #
 #   bench/qp_scale.sh [--out FILE]
-# Environment: QP_SCALE_NS ("64 256 1000 4000"), QP_SCALE_LOSS_NS
+# Environment (a list set empty runs none of its cases):
+# QP_SCALE_NS ("64 256 1000 4000"), QP_SCALE_LOSS_NS
 # ("64 256 1000 4000"), QP_SCALE_LOSS (1), QP_SCALE_DRIVERS ("mroce rxe"),
-# QP_SCALE_BW_QS ("1 64 256"; empty: no ib_write_bw), QP_SCALE_MEM (guest
+# QP_SCALE_PACED_NS ("1000 4000": these N again, both drivers clean and
+# mroce at the loss, with at most QP_SCALE_PACED (192) WRs outstanding
+# over all QPs: mroce_qp_scale --max-outstanding),
+# QP_SCALE_BW_QS ("1 64 256"; empty: no ib_write_bw), QP_SCALE_BW_ARGS
+# (more ib_write_bw options, e.g. "-t 64"), QP_SCALE_MEM (guest
 # memory in MB, the testbed's pair default 1536), QP_SCALE_TIMEOUT (the
 # whole run's limit, 5400 s).
 #
@@ -36,21 +41,27 @@ if [ -n "${MROCE_ROLE:-}" ]; then
 	. /mroce/bench/common.sh
 	bench_devices || { echo "qp_scale: devices failed" >&2; exit 1; }
 	prog=$MROCE_BUILD/selftests/mroce_qp_scale
-	ns=${QP_SCALE_NS:-"64 256 1000 4000"}
+	ns=${QP_SCALE_NS-"64 256 1000 4000"}
 	loss_ns=${QP_SCALE_LOSS_NS-"64 256 1000 4000"}
 	loss=${QP_SCALE_LOSS:-1}
 	drivers=${QP_SCALE_DRIVERS:-"mroce rxe"}
 	qs=${QP_SCALE_BW_QS-"1 64 256"}
 	srv=10.11.0.2
 	cases=()
+	paced_ns=${QP_SCALE_PACED_NS-"1000 4000"}
+	paced=${QP_SCALE_PACED:-192}
 	for n in $ns; do
-		for d in $drivers; do cases+=("qps $d $n 0"); done
+		for d in $drivers; do cases+=("qps $d $n 0 0"); done
 	done
-	for n in $loss_ns; do cases+=("qps mroce $n $loss"); done
+	for n in $loss_ns; do cases+=("qps mroce $n $loss 0"); done
+	for n in $paced_ns; do
+		for d in $drivers; do cases+=("qps $d $n 0 $paced"); done
+	done
+	for n in $paced_ns; do cases+=("qps mroce $n $loss $paced"); done
 	for q in $qs; do
-		for d in $drivers; do cases+=("bw $d $q 0"); done
+		for d in $drivers; do cases+=("bw $d $q 0 0"); done
 	done
-	for q in $qs; do cases+=("bw mroce $q $loss"); done
+	for q in $qs; do cases+=("bw mroce $q $loss 0"); done
 	modprobe sch_netem 2>/dev/null
 	cur=0
 	setloss() {
@@ -77,7 +88,7 @@ if [ -n "${MROCE_ROLE:-}" ]; then
 		tee -a /out/qpscale.txt
 	port=19000
 	for c in "${cases[@]}"; do
-		read -r kind drv n l <<<"$c"
+		read -r kind drv n l mo <<<"$c"
 		port=$((port + 1))
 		gid=$GID_MROCE
 		[ "$drv" = rxe ] && gid=$GID_RXE
@@ -87,14 +98,15 @@ if [ -n "${MROCE_ROLE:-}" ]; then
 			if [ "$MROCE_ROLE" = b ]; then
 				timeout $((t + 60)) "$prog" --qps "$n" --port $port --destroy reverse \
 					--timeout $t "${drv}0" "$gid" >/out/srv-$port.log 2>&1
-				echo "case=$port drv=$drv n=$n loss=$l rc=$? $(sed -n 's/^# qpscale //p' /out/srv-$port.log)" \
+				echo "case=$port drv=$drv n=$n loss=$l mo=$mo rc=$? $(sed -n 's/^# qpscale //p' /out/srv-$port.log)" \
 					>>/out/qpscale_b.txt
 				continue
 			fi
 			r0=$(retx)
 			q0=$(qdrops)
 			timeout $((t + 60)) "$prog" --qps "$n" --port $port --destroy forward \
-				--timeout $t --per-qp /out/perqp-$drv-$n-$l.txt "${drv}0" "$gid" $srv \
+				--max-outstanding "$mo" --timeout $t \
+				--per-qp /out/perqp-$drv-$n-$l-$mo.txt "${drv}0" "$gid" $srv \
 				>/out/cli-$port.log 2>&1
 			rc=$?
 			line=$(sed -n 's/^# qpscale //p' /out/cli-$port.log)
@@ -102,13 +114,17 @@ if [ -n "${MROCE_ROLE:-}" ]; then
 			ferr=$(sed -n 's/^# first error of the QPs that failed: *//p' /out/cli-$port.log | head -1)
 			extra="qdisc_drops=$(($(qdrops) - q0)) first_errors=[$ferr]"
 			[ "$drv" = mroce ] && extra+=" retx_before=[$r0] retx_after=[$(retx)]"
-			echo "case=$port drv=$drv n=$n loss=$l rc=$rc not_ok=$fails $line $extra" |
+			echo "case=$port drv=$drv n=$n loss=$l mo=$mo rc=$rc not_ok=$fails $line $extra" |
 				tee -a /out/qpscale.txt
 			continue
 		fi
 		# ib_write_bw: 4 KiB, 8 s, q QPs; a local ACK timeout of 1 s
-		# (-u 18) as in selftests/mroce/pair_guest.sh.
-		args=(-d "${drv}0" -x "$gid" -F --report_gbits -p $port -s 4096 -q "$n" -D 8 -u 18)
+		# (-u 18) as in selftests/mroce/pair_guest.sh; QP_SCALE_BW_ARGS
+		# added (e.g. -t 64: rxe's CQ holds 32767 CQEs, perftest asks
+		# q x its TX depth 128).
+		# shellcheck disable=SC2206
+		args=(-d "${drv}0" -x "$gid" -F --report_gbits -p $port -s 4096 -q "$n" -D 8 -u 18
+		      ${QP_SCALE_BW_ARGS:-})
 		if [ "$MROCE_ROLE" = b ]; then
 			timeout 200 ib_write_bw "${args[@]}" >/out/bw-$port.srv 2>&1
 			continue
@@ -135,7 +151,8 @@ md=${QP_SCALE_OUT:-$top/bench/results/qp-scale.md}
 [ -x "$top/build/selftests/mroce_qp_scale" ] || { echo "qp_scale: run make first" >&2; exit 1; }
 raw=$(mktemp -d "${TMPDIR:-/tmp}/mroce-qpscale.XXXXXX")
 env=()
-for v in QP_SCALE_NS QP_SCALE_LOSS_NS QP_SCALE_LOSS QP_SCALE_DRIVERS QP_SCALE_BW_QS; do
+for v in QP_SCALE_NS QP_SCALE_LOSS_NS QP_SCALE_LOSS QP_SCALE_DRIVERS QP_SCALE_BW_QS \
+	QP_SCALE_BW_ARGS QP_SCALE_PACED_NS QP_SCALE_PACED; do
 	[ -n "${!v+x}" ] && env+=(--env "$v=${!v}")
 done
 mem=()
@@ -151,7 +168,7 @@ notes=
 [ -f "$md" ] && notes=$(sed -n '/^## Notes/,$p' "$md")
 kv() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<" $1"; }
 # row DRV N LOSS: guest a's line for that case
-row() { grep " drv=$1 n=$2 loss=$3 " "$raw/a/qpscale.txt" | head -1; }
+row() { grep " drv=$1 n=$2 loss=$3 mo=0 " "$raw/a/qpscale.txt" | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }'; }
 {
 	echo "# RC QP scale: N connected QPs between two guests, traffic on every one"
@@ -160,6 +177,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", 
 	echo "commit $(git -C "$top" rev-parse --short HEAD), two TCG guests (Debian 6.1 kernel,"
 	echo "$(sed -n 's/^# kernel [^,]*, \(.*\)/\1/p' "$raw/a/qpscale.txt" | head -1) each), a QEMU socket link;"
 	echo "mroce and rxe in the same run.  tb exit status $rc (3: a kernel problem report in a guest log)."
+	sets=
+	for v in QP_SCALE_NS QP_SCALE_LOSS_NS QP_SCALE_LOSS QP_SCALE_DRIVERS QP_SCALE_BW_QS \
+		QP_SCALE_BW_ARGS QP_SCALE_PACED_NS QP_SCALE_PACED QP_SCALE_MEM; do
+		[ -n "${!v+x}" ] && sets+=" $v=\"${!v}\""
+	done
+	echo "Settings:${sets:- the defaults}."
 	echo
 	echo "## Create and connect rate (guest a, the client; QPs per second)"
 	echo
@@ -168,7 +191,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", 
 	echo
 	echo "| N | mroce create | rxe create | ratio | mroce connect | rxe connect | ratio | mroce create+connect | rxe create+connect | ratio |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"
-	for n in ${QP_SCALE_NS:-64 256 1000 4000}; do
+	for n in ${QP_SCALE_NS-64 256 1000 4000}; do
 		m=$(row mroce "$n" 0)
 		x=$(row rxe "$n" 0)
 		echo "| $n | $(kv "$m" create_rate) | $(kv "$x" create_rate) | $(ratio "$(kv "$m" create_rate)" "$(kv "$x" create_rate)") |" \
@@ -182,13 +205,17 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", 
 	echo "verified (WRITE and SEND at the server, READ at the client).  goodput = verified bytes x 8 /"
 	echo "the client's traffic time.  kernel KiB/QP = (Slab + VmallocUsed + Percpu) delta over"
 	echo "create+connect on guest a / N (the user-mapped rings included).  Teardown: the client destroys"
-	echo "forward with 2 WRITEs in flight per QP, the server reverse."
+	echo "forward with 2 WRITEs in flight per QP, the server reverse.  max outstanding WRs: all (3N):"
+	echo "every QP's three WRs posted at once; a number: the client keeps at most that many WRs"
+	echo "posted and not completed over all QPs (paced; still traffic on every QP)."
 	echo
-	echo "| driver | N | loss % | exit | failed checks | QPs verified | completions ok | completion errors | QPs with errors | first error (QPs) | eth0 qdisc drops (guest a) | goodput Mb/s | kernel KiB/QP | destroy QP/s |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| driver | N | loss % | max outstanding WRs | exit | failed checks | QPs verified | completions ok | completion errors | QPs with errors | first error (QPs) | eth0 qdisc drops (guest a) | goodput Mb/s | kernel KiB/QP | destroy QP/s |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	grep '^case=' "$raw/a/qpscale.txt" | while read -r l; do
 		ver=$(kv "$l" qps_verified)
-		echo "| $(kv "$l" drv) | $(kv "$l" n) | $(kv "$l" loss) | $(kv "$l" rc) | $(kv "$l" not_ok) | ${ver:--} |" \
+		mo=$(kv "$l" mo)
+		[ "$mo" = 0 ] && mo="all (3N)"
+		echo "| $(kv "$l" drv) | $(kv "$l" n) | $(kv "$l" loss) | $mo | $(kv "$l" rc) | $(kv "$l" not_ok) | ${ver:--} |" \
 			"$(kv "$l" ok_wcs) | $(kv "$l" err_wcs) | $(kv "$l" qps_with_errors) |" \
 			"$(sed -n 's/.*first_errors=\[\([^]]*\)\].*/\1/p' <<<"$l") | $(kv "$l" qdisc_drops) |" \
 			"$(kv "$l" goodput_mbps) | $(awk -v b="$(kv "$l" per_qp_kernel)" 'BEGIN { if (b != "") printf "%.1f", b / 1024; else print "-" }') |" \
@@ -196,7 +223,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", 
 	done
 	if [ -s "$raw/a/writebw.txt" ]; then
 		echo
-		echo "## ib_write_bw -s 4096 -D 8 -q Q"
+		echo "## ib_write_bw -s 4096 -D 8 -u 18 -q Q ${QP_SCALE_BW_ARGS:-}"
 		echo
 		echo "| driver | Q | loss % | exit | Gb/s | tries | error line |"
 		echo "|---|---|---|---|---|---|---|"

@@ -35,6 +35,9 @@
 //   --destroy ORDER  forward, reverse or interleaved (the even indexes up,
 //                    then the odd ones down); default forward
 //   --inflight W     WRITEs per QP in flight at teardown (default 2)
+//   --max-outstanding M  (client) at most M WRs posted and not completed at
+//                    once, over all QPs: paced traffic, still on every QP
+//                    (default: as many as the CQ holds, 3 per QP)
 //   --timeout S      the whole run's limit, a hang guard (default 300); the
 //                    rounds give up after half of it and name the QPs
 //                    whose completions are missing
@@ -84,6 +87,7 @@ struct Opts {
 	int fail_qp = -1;
 	std::string destroy = "forward";
 	unsigned inflight = 2;
+	unsigned max_out = 0;	// 0: as many as the CQ holds
 	unsigned timeout = 300;
 	std::string per_qp;
 	std::string dev, server;
@@ -425,10 +429,11 @@ bool Run::drain(unsigned max, std::vector<ibv_wc> &out)
 bool Run::post(unsigned qp, ibv_wr_opcode op, unsigned region, uint64_t kind,
 	       uint64_t remote, uint32_t rkey)
 {
-	// Keep what is outstanding within the CQ.
+	// Keep what is outstanding within the CQ (and --max-outstanding).
 	std::vector<ibv_wc> wc;
 	unsigned idle = 0;
-	while (outstanding_ + 1 > cq_n_ - 8) {
+	const unsigned cap = o_.max_out ? std::min(o_.max_out, cq_n_ - 8) : cq_n_ - 8;
+	while (outstanding_ + 1 > cap) {
 		if (!drain(64, wc))
 			return false;
 		for (auto &w : wc)
@@ -756,6 +761,7 @@ void Run::report()
 	l << "qpscale dev=" << o_.dev << " role=" << (client_ ? "client" : "server")
 	  << " qps=" << o_.qps << " size=" << o_.size << " rounds=" << o_.rounds
 	  << " fail_qp=" << o_.fail_qp << " destroy=" << o_.destroy
+	  << " max_outstanding=" << o_.max_out
 	  << " create_s=" << create_s_ << " connect_s=" << connect_s_
 	  << " create_rate=" << rate(o_.qps, create_s_) << " connect_rate=" << rate(o_.qps, connect_s_)
 	  << " create_connect_rate=" << rate(o_.qps, create_s_ + connect_s_)
@@ -795,6 +801,7 @@ void usage(const char *me)
 	std::fprintf(stderr,
 		     "usage: %s [--qps N] [--port P] [--size BYTES] [--rounds R] [--fail-qp K]\n"
 		     "          [--destroy forward|reverse|interleaved] [--inflight W]\n"
+		     "          [--max-outstanding M]\n"
 		     "          [--timeout S] [--per-qp FILE] IBDEV GID_INDEX [SERVER_IP]\n"
 		     "N RC QPs to the peer, traffic verified on every one (server without\n"
 		     "SERVER_IP; the client's --qps/--size/--rounds/--fail-qp are the run's)\n",
@@ -827,6 +834,8 @@ int main(int argc, char **argv)
 			o.destroy = v;
 		else if (opt == "--inflight")
 			o.inflight = unsigned(n);
+		else if (opt == "--max-outstanding")
+			o.max_out = unsigned(n);
 		else if (opt == "--timeout")
 			o.timeout = unsigned(n);
 		else if (opt == "--per-qp")
