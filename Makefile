@@ -45,7 +45,7 @@ help:
 	@echo "                (bench/qp_memory.sh -> bench/results/qp-memory.md; a few min under TCG)"
 	@echo "make bench-qpscale  N = 64..4000 connected RC QPs between two guests, traffic verified on"
 	@echo "                every one, create/connect rates, mroce vs rxe, 1% loss, ib_write_bw -q 64/256"
-	@echo "                (bench/qp_scale.sh -> bench/results/qp-scale.md; about an hour under TCG)"
+	@echo "                (bench/qp_scale.sh -> bench/results/qp-scale.md; about 30-40 min under TCG)"
 	@echo "make clean      remove build products"
 
 setup:

@@ -106,7 +106,7 @@ if [ -n "${MROCE_ROLE:-}" ]; then
 			q0=$(qdrops)
 			timeout $((t + 60)) "$prog" --qps "$n" --port $port --destroy forward \
 				--max-outstanding "$mo" --timeout $t \
-				--per-qp /out/perqp-$drv-$n-$l-$mo.txt "${drv}0" "$gid" $srv \
+				--per-qp "/out/perqp-$drv-$n-$l-$mo.txt" "${drv}0" "$gid" "$srv" \
 				>/out/cli-$port.log 2>&1
 			rc=$?
 			line=$(sed -n 's/^# qpscale //p' /out/cli-$port.log)
