@@ -168,7 +168,7 @@ notes=
 [ -f "$md" ] && notes=$(sed -n '/^## Notes/,$p' "$md")
 kv() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<" $1"; }
 # row DRV N LOSS: guest a's line for that case
-row() { grep " drv=$1 n=$2 loss=$3 mo=0 " "$raw/a/qpscale.txt" | head -1; }
+row() { { grep " drv=$1 n=$2 loss=$3 mo=0 " "$raw/a/qpscale.txt" || true; } | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }'; }
 {
 	echo "# RC QP scale: N connected QPs between two guests, traffic on every one"
@@ -211,7 +211,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", 
 	echo
 	echo "| driver | N | loss % | max outstanding WRs | exit | failed checks | QPs verified | completions ok | completion errors | QPs with errors | first error (QPs) | eth0 qdisc drops (guest a) | goodput Mb/s | kernel KiB/QP | destroy QP/s |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-	grep '^case=' "$raw/a/qpscale.txt" | while read -r l; do
+	{ grep '^case=' "$raw/a/qpscale.txt" || true; } | while read -r l; do
 		ver=$(kv "$l" qps_verified)
 		mo=$(kv "$l" mo)
 		[ "$mo" = 0 ] && mo="all (3N)"
@@ -236,11 +236,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", 
 	echo "Raw lines (guest a; guest b's servers below):"
 	echo
 	echo '```'
-	cat "$raw/a/qpscale.txt" "$raw/a/writebw.txt" 2>/dev/null
+	cat "$raw/a/qpscale.txt"
+	[ -f "$raw/a/writebw.txt" ] && cat "$raw/a/writebw.txt"
 	echo '```'
 	echo
 	echo '```'
-	cat "$raw/b/qpscale_b.txt" 2>/dev/null
+	[ -f "$raw/b/qpscale_b.txt" ] && cat "$raw/b/qpscale_b.txt"
 	echo '```'
 	if [ -n "$notes" ]; then
 		echo
