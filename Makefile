@@ -22,7 +22,7 @@ KVER ?= $(shell k=$$(uname -r); if [ -e /lib/modules/$$k/build/Makefile ]; then 
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all help setup module userspace check check-host check-guest demo install uninstall \
-	clean checkpatch bench bench-qpmem fuzz sim ns3 check-debug deb check-packages check-kernels check-rt
+	clean checkpatch bench bench-qpmem bench-qpscale fuzz sim ns3 check-debug deb check-packages check-kernels check-rt
 
 all: module userspace
 
@@ -43,6 +43,9 @@ help:
 	@echo "make bench      two-guest bench, mroce vs rxe (bench/bench.sh; about 15-20 min under TCG)"
 	@echo "make bench-qpmem  kernel memory per connected idle RC QP, 1000 QPs, mroce and rxe"
 	@echo "                (bench/qp_memory.sh -> bench/results/qp-memory.md; a few min under TCG)"
+	@echo "make bench-qpscale  N = 64..4000 connected RC QPs between two guests, traffic verified on"
+	@echo "                every one, create/connect rates, mroce vs rxe, 1% loss, ib_write_bw -q 64/256"
+	@echo "                (bench/qp_scale.sh -> bench/results/qp-scale.md; about 30-40 min under TCG)"
 	@echo "make clean      remove build products"
 
 setup:
@@ -152,6 +155,9 @@ bench: all
 
 bench-qpmem: all
 	@$(TOP)/bench/qp_memory.sh
+
+bench-qpscale: all
+	@$(TOP)/bench/qp_scale.sh
 
 # Long fuzzing run of the packet parser and the ACK/SACK engine (seconds
 # per target); crashers land in build/fuzz/crashes (copy them into

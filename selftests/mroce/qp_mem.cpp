@@ -23,7 +23,7 @@
 // Not a timed test: the numbers are what the kernel reports, whatever the
 // speed of the machine.
 
-#include <infiniband/verbs.h>
+#include "verbs_test.hpp"
 
 #include <unistd.h>
 
@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "verbs_test.hpp"
+using mroce_test::meminfo;
 
 namespace {
 
@@ -48,21 +48,6 @@ using namespace mroce_test;
 {
 	std::fprintf(stderr, "qp_mem: %s: %s (%d)\n", what, std::strerror(err), err);
 	std::exit(1);
-}
-
-// /proc/meminfo in bytes.
-std::map<std::string, long long> meminfo()
-{
-	std::map<std::string, long long> m;
-	std::ifstream f("/proc/meminfo");
-	std::string key, unit;
-	long long v;
-	while (f >> key >> v) {
-		std::getline(f, unit);
-		key.pop_back();	/* ':' */
-		m[key] = unit.find("kB") != std::string::npos ? v * 1024 : v;
-	}
-	return m;
 }
 
 // Bytes of this process's uverbs mappings (the rings a provider mapped).

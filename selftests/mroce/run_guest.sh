@@ -9,7 +9,7 @@ tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
 	tests=(test_module.sh test_link.sh test_verbs.sh test_rc.sh test_rdma_tool.sh test_kverbs.sh test_nvme.sh test_ud_cm.sh
 	       test_verify.sh test_resize_cq.sh test_rereg_mr.sh test_fence.sh test_mw.sh test_srq_cq_ex.sh test_xrc.sh test_trace.sh
-	       test_qp_mem.sh
+	       test_qp_mem.sh test_qp_scale.sh
 	       test_uc.sh test_ucx.sh test_capture.sh test_fabric.sh test_unload_busy.sh test_unload_traffic.sh
 	       test_verbs_fuzz.sh)
 	# The checker-oriented stress set: about 20 s on the Debian kernel, so

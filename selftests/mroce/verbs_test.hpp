@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -66,6 +67,21 @@ inline std::set<uintptr_t> uverbs_maps()
 		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
 			s.insert(std::stoull(line, nullptr, 16));
 	return s;
+}
+
+// /proc/meminfo, in bytes.
+inline std::map<std::string, long long> meminfo()
+{
+	std::map<std::string, long long> m;
+	std::ifstream f("/proc/meminfo");
+	std::string key, unit;
+	long long v;
+	while (f >> key >> v) {
+		std::getline(f, unit);
+		key.pop_back();	/* ':' */
+		m[key] = unit.find("kB") != std::string::npos ? v * 1024 : v;
+	}
+	return m;
 }
 
 // Byte i of test pattern id: distinct ids give different bytes at most
