@@ -117,7 +117,7 @@ void mroce_psn_resolve(struct mroce_conn *c, struct mroce_path *p,
 
 	e->live = 0;
 	p->st.inflight -= w;
-	c->inflight -= min_t(u32, w, c->inflight);
+	mroce_cc_inflight_sub(c, w);
 }
 
 void mroce_path_advance_una(const struct mroce_conn *c,
@@ -190,7 +190,7 @@ void mroce_loss_requeue_path(struct mroce_conn *c, u32 i)
 			mroce_loss_queue_retx(c, ent);
 	}
 	p->snd_una = p->snd_nxt;
-	c->inflight -= min_t(u32, p->st.inflight, c->inflight);
+	mroce_cc_inflight_sub(c, p->st.inflight);
 	p->st.inflight = 0;
 }
 
