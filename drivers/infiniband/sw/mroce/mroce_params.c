@@ -103,6 +103,15 @@ module_param_cb(netdev_seg, &mroce_param_ops, &mroce_netdev_seg_p, 0644);
 MODULE_PARM_DESC(netdev_seg,
 		 "RC packets as large as the netdev MTU allows once the peer agrees, 0..1 (1)");
 
+/*
+ * Congestion groups (spec 9.4): the RC QPs of a device to one peer share
+ * one connection-level congestion controller.  Read when a QP enters RTR.
+ */
+static struct mroce_param mroce_cc_share_p = { 1, 0, 1 };
+module_param_cb(cc_share, &mroce_param_ops, &mroce_cc_share_p, 0644);
+MODULE_PARM_DESC(cc_share,
+		 "RC QPs to the same peer share one congestion window, 0..1 (1)");
+
 u16 mroce_udp_port(void)
 {
 	return READ_ONCE(mroce_udp_port_p.val);
@@ -131,4 +140,9 @@ u64 mroce_param_rto_min_ns(void)
 bool mroce_param_netdev_seg(void)
 {
 	return READ_ONCE(mroce_netdev_seg_p.val);
+}
+
+bool mroce_param_cc_share(void)
+{
+	return READ_ONCE(mroce_cc_share_p.val);
 }
