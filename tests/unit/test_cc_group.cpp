@@ -236,9 +236,18 @@ struct Incast {
 		q.push({t, seq++, i, to_b, std::move(b)});
 	}
 
+	/* window fill of g (inflight / cwnd) summed over the counted steps */
+	mroce_cc_group *fill_of = nullptr;
+	double fill = 0;
+	uint64_t fill_n = 0;
+
 	void run(uint64_t until, uint64_t count_from)
 	{
 		while (now < until) {
+			if (fill_of && now >= count_from) {
+				fill += (double)fill_of->inflight / fill_of->cwnd;
+				fill_n++;
+			}
 			while (!q.empty() && q.top().t <= now) {
 				Ev e = q.top();
 				q.pop();
@@ -311,6 +320,27 @@ TEST(CcGroup, MembersGetFairSharesOfABottleneck)
 	EXPECT_EQ(tg.g.inflight, 0u);
 }
 
+// Many members, a share of one or two packets each: the window still
+// fills (a member below its share may send a packet past it), and stays
+// fair.
+TEST(CcGroup, SmallSharesStillFillTheWindow)
+{
+	mroce_params p = group_params(16);
+	TestGroup tg;
+	/* 2.5 Gb/s, 100 us base RTT: a BDP of about 230 packets, 24 members */
+	Incast in(24, p, &tg.g, 0.3125, 100 * kUs);
+	in.fill_of = &tg.g;
+	in.run(30 * kMs, 5 * kMs);
+	EXPECT_GE(in.fill / in.fill_n, 0.8);
+	std::string per;
+	for (uint64_t x : in.done_bytes)
+		per += " " + std::to_string(x / 1024);
+	EXPECT_GE(in.jain(), 0.95) << in.jain() << " KiB:" << per << " cwnd " << tg.g.cwnd
+				   << " fill " << in.fill / in.fill_n;
+	for (auto &x : in.pr)
+		mroce_cc_group_leave(x->a.conn.get());
+}
+
 // The same incast with private windows keeps six windows in flight: the
 // group keeps the bottleneck's queue (and so the RTT) smaller.
 TEST(CcGroup, GroupKeepsLessInFlightThanPrivateWindows)
@@ -327,4 +357,16 @@ TEST(CcGroup, GroupKeepsLessInFlightThanPrivateWindows)
 	EXPECT_LT(tg.g.inflight * 2, in_priv);
 	for (auto &x : shared.pr)
 		mroce_cc_group_leave(x->a.conn.get());
+}
+
+// Embedders read a connection's counters before its first init (the
+// kernel at RTR): zeroed memory must report nothing, not crash.
+TEST(CcGroup, InfoOfZeroedMemoryIsEmpty)
+{
+	auto c = mroce_mem::conn_alloc();
+	mroce_conn_info i;
+	mroce_conn_get_info(c.get(), &i);
+	EXPECT_EQ(i.cwnd, 0u);
+	EXPECT_EQ(i.grp_members, 0u);
+	EXPECT_EQ(i.inflight, 0u);
 }

@@ -11,15 +11,20 @@
  * own timers, its loss recovery.
  *
  * Fairness rule.  A member may send when the group window has room; while
- * another member waits for room, a member that already has its share
- * (cwnd / busy members) in flight may not take more.  Work-conserving:
- * alone, a member may fill the whole window.  A refused member is marked
- * waiting; when bytes leave the window (an ACK, a loss, a member failing
- * or leaving) the next waiting member, in turn, is kicked (ops->kick: the
- * embedder runs its transmit soon), one per release, so a member with
- * nothing in flight, which no ACK of its own would wake, is not starved.
- * A waiting member also polls once per srtt (mroce_send_next_timer()),
- * so a kick lost in a race costs an srtt, not the connection.
+ * another member waits for room, a member may not go past its share
+ * (cwnd / busy members, at least one packet).  A refused member is marked
+ * waiting, and the waiting members take turns: the room for one packet is
+ * kept for the member whose turn it is (others may use only what is
+ * beyond it), that member may send past its share (so the window fills
+ * when shares are below a packet, or do not divide it), and the turn
+ * passes on, round robin over the member list, when it sent or stopped
+ * waiting.  Work-conserving: alone, a member may fill the whole window.  The member whose turn
+ * it is gets kicked (ops->kick: the embedder runs its transmit soon) when
+ * bytes leave the window (an ACK, a loss, a member failing or leaving) and
+ * when the turn reaches it, so a member with nothing in flight, which no
+ * ACK of its own would wake, is not starved.  A waiting member also polls
+ * once per srtt (mroce_send_next_timer()), so a kick lost in a race costs
+ * an srtt, not the connection.
  *
  * Locking: every access to a shared group's state happens between
  * ops->lock and ops->unlock, with the calling connection's serialisation
@@ -56,6 +61,38 @@ static void mroce_grp_busy_update(struct mroce_cc_group *g,
 		g->busy--;
 }
 
+/*
+ * Group lock held: kick the member whose turn it is, unless it is c (which
+ * runs its own transmit after this call) or was kicked since it last
+ * tried.
+ */
+static void mroce_grp_kick(struct mroce_cc_group *g, struct mroce_conn *c)
+{
+	struct mroce_conn *t = g->turn;
+
+	if (!g->ops || !t || t == c || t->grp_kicked)
+		return;
+	t->grp_kicked = true;
+	g->kicks++;
+	g->ops->kick(t->ctx);
+}
+
+/* The next waiting member after c in the list (round robin), or NULL. */
+static struct mroce_conn *mroce_grp_next_waiting(struct mroce_cc_group *g,
+						 struct mroce_conn *c)
+{
+	struct mroce_conn *m = c;
+
+	if (!g->head)
+		return NULL;
+	do {
+		m = m->grp_next ? m->grp_next : g->head;
+		if (m->grp_wait)
+			return m;
+	} while (m != c);
+	return NULL;
+}
+
 static void mroce_grp_set_wait(struct mroce_cc_group *g, struct mroce_conn *c,
 			       bool wait)
 {
@@ -66,33 +103,14 @@ static void mroce_grp_set_wait(struct mroce_cc_group *g, struct mroce_conn *c,
 		else
 			g->waiting--;
 	}
+	if (wait && !g->turn)
+		g->turn = c;
+	if (!wait && g->turn == c) {
+		/* c is still on the list here (leave unlinks it after) */
+		g->turn = mroce_grp_next_waiting(g, c);
+		mroce_grp_kick(g, c);
+	}
 	mroce_grp_busy_update(g, c);
-}
-
-/*
- * Group lock held, bytes just left the window: kick the next waiting
- * member (other than c, which runs its own transmit after this call) that
- * was not kicked since it last tried, round robin.
- */
-static void mroce_grp_kick(struct mroce_cc_group *g, struct mroce_conn *c)
-{
-	struct mroce_conn *m, *start;
-
-	if (!g->ops || !g->head || g->waiting <= (u32)c->grp_wait ||
-	    g->inflight >= g->cwnd)
-		return;
-	start = g->kick_next ? g->kick_next : g->head;
-	m = start;
-	do {
-		if (m != c && m->grp_wait && !m->grp_kicked) {
-			m->grp_kicked = true;
-			g->kicks++;
-			g->kick_next = m->grp_next;
-			g->ops->kick(m->ctx);
-			return;
-		}
-		m = m->grp_next ? m->grp_next : g->head;
-	} while (m != start);
 }
 
 /* A fresh window for c alone (at init, after leaving a shared group). */
@@ -143,6 +161,7 @@ int mroce_cc_group_join(struct mroce_conn *c, struct mroce_cc_group *g)
 		g->inflight = 0;
 		g->busy = 0;
 		g->waiting = 0;
+		g->turn = NULL;
 	}
 	c->grp_next = g->head;
 	g->head = c;
@@ -163,22 +182,18 @@ void mroce_cc_group_leave(struct mroce_conn *c)
 	if (!g->ops)
 		return;
 	mroce_grp_lock(g);
+	g->inflight -= min_t(u32, c->inflight, g->inflight);
+	mroce_grp_set_wait(g, c, false);	/* passes the turn on */
+	if (c->grp_busy)
+		g->busy--;
+	c->grp_busy = false;
 	for (pp = &g->head; *pp; pp = &(*pp)->grp_next) {
 		if (*pp == c) {
 			*pp = c->grp_next;
 			break;
 		}
 	}
-	if (g->kick_next == c)
-		g->kick_next = c->grp_next;
 	g->members--;
-	g->inflight -= min_t(u32, c->inflight, g->inflight);
-	if (c->grp_wait)
-		g->waiting--;
-	if (c->grp_busy)
-		g->busy--;
-	c->grp_wait = false;
-	c->grp_busy = false;
 	mroce_grp_kick(g, c);
 	mroce_grp_unlock(g);
 	mroce_cc_group_private(c);
@@ -232,17 +247,20 @@ void mroce_cc_group_release(struct mroce_conn *c, bool inflight)
 bool mroce_cc_group_room(struct mroce_conn *c, u32 wlen)
 {
 	struct mroce_cc_group *g = c->grp;
-	u32 share;
+	u32 share, reserve;
 	bool ok;
 
 	if (!g->ops)
 		return !g->inflight || g->inflight + wlen <= g->cwnd;
 	mroce_grp_lock(g);
 	c->grp_kicked = false;
-	ok = !g->inflight || g->inflight + wlen <= g->cwnd;
-	if (ok && g->waiting > (u32)c->grp_wait && c->inflight) {
+	/* one packet's room is kept for the member whose turn it is */
+	reserve = g->turn && g->turn != c ? wlen : 0;
+	ok = !g->inflight || g->inflight + wlen + reserve <= g->cwnd;
+	if (ok && g->waiting > (u32)c->grp_wait && c->inflight &&
+	    g->turn != c) {
 		share = g->cwnd / (g->busy + !c->grp_busy);
-		if (c->inflight + wlen > share)
+		if (c->inflight + wlen > max_t(u32, share, wlen))
 			ok = false;
 	}
 	mroce_grp_set_wait(g, c, !ok);
@@ -250,12 +268,22 @@ bool mroce_cc_group_room(struct mroce_conn *c, u32 wlen)
 	return ok;
 }
 
-/* What get_info shows of the group (under its lock). */
+/*
+ * What get_info shows of the group (under its lock); nothing for zeroed
+ * memory never initialised (embedders read counters before the first
+ * mroce_conn_init()).
+ */
 void mroce_cc_group_info(const struct mroce_conn *c,
 			 struct mroce_conn_info *out)
 {
 	struct mroce_cc_group *g = c->grp;
 
+	out->cwnd = 0;
+	out->grp_members = 0;
+	out->grp_inflight = 0;
+	out->grp_wait = false;
+	if (!g)
+		return;
 	mroce_grp_lock(g);
 	out->cwnd = g->cwnd;
 	out->grp_members = g->members;

@@ -816,7 +816,7 @@ struct mroce_cc_group {
 	u32 busy;		/* members with bytes in flight or waiting */
 	u32 waiting;		/* members refused by the group window */
 	struct mroce_conn *head;	/* member list (mroce_conn.grp_next) */
-	struct mroce_conn *kick_next;	/* where the next kick search starts */
+	struct mroce_conn *turn;	/* waiting member next in line, or NULL */
 	u64 kicks;		/* kicks asked of the embedder */
 };
 
