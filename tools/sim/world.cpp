@@ -35,8 +35,18 @@ uint32_t World::add_flow(uint32_t src, uint32_t dst)
 		if (cfg.model == Model::Mroce) {
 			MroceCfg mc = cfg.mroce;
 			mc.check_invariants = check_every_call;
-			eps.push_back(std::make_unique<MroceEp>(
-				i, *this, mc, mix64(cfg.seed * 1000003 + i.id)));
+			auto ep = std::make_unique<MroceEp>(
+				i, *this, mc, mix64(cfg.seed * 1000003 + i.id));
+			if (cfg.cc_share) {
+				auto &g = groups_[{i.host, i.peer_host}];
+				if (!g) {
+					g = std::make_unique<mroce_cc_group>();
+					mroce_cc_group_init(g.get(), &MroceEp::group_ops, nullptr);
+				}
+				if (!ep->join(g.get()))
+					throw std::runtime_error("cc group join failed");
+			}
+			eps.push_back(std::move(ep));
 		} else {
 			eps.push_back(std::make_unique<GbnEp>(i, *this, cfg.gbn));
 		}
@@ -75,6 +85,12 @@ void World::at(Time t, std::function<void()> fn)
 {
 	actions_.push_back(std::move(fn));
 	fab.ev.push(t, EvKind::Action, (uint32_t)actions_.size() - 1);
+}
+
+void World::kick(uint32_t ep)
+{
+	/* called inside another endpoint's core call: the host pumps after it */
+	activate(ep);
 }
 
 void World::activate(uint32_t ep)
