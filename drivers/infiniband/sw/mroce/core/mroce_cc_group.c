@@ -125,6 +125,7 @@ void mroce_cc_group_private(struct mroce_conn *c)
 	g->inflight = c->inflight;
 	g->busy = c->inflight ? 1 : 0;
 	c->grp = g;
+	c->cc.grp_srtt_ns = 0;	/* no group RTO floor (mroce_loss_rto()) */
 	c->grp_next = NULL;
 	c->grp_wait = false;
 	c->grp_kicked = false;

@@ -827,6 +827,7 @@ struct mroce_cc_group {
  */
 struct mroce_conn_cc {
 	u64 srtt_ns;		/* smoothed RTT over every path's samples */
+	u64 grp_srtt_ns;	/* shared group: its srtt at our last ACK */
 	u8 adl;			/* mroce_send_adl() of srtt_ns, kept with it */
 	u64 hold_ns;		/* mroce_send_hold_ns(), kept with srtt_ns */
 };

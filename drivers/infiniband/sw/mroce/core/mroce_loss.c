@@ -37,6 +37,14 @@ u64 mroce_loss_rto(const struct mroce_conn *c, const struct mroce_path *p)
 		rto = 3 * c->cc.srtt_ns + mroce_send_hold_ns(c);
 	else
 		rto = c->p.rto_init_ns;
+	/*
+	 * In a shared congestion group a member has a packet or two per
+	 * path in flight, and its paths' samples are sparse and stale while
+	 * the group's queue grows: no RTO below twice the group's smoothed
+	 * RTT, which every member's ACKs keep current (spec 9.4).
+	 */
+	if (rto < 2 * c->cc.grp_srtt_ns)
+		rto = 2 * c->cc.grp_srtt_ns;
 	if (rto < c->p.rto_min_ns)
 		rto = c->p.rto_min_ns;
 	/*
