@@ -42,6 +42,7 @@ run allreduce allreduce --nodes 64
 run fct fct
 run ecn ecn
 run scale scale
+run ccgroup ccgroup
 
 # ------------------------------------------------------------ plots
 if command -v gnuplot >/dev/null; then
