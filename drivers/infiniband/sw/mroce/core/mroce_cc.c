@@ -316,24 +316,9 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 			      enum mroce_cc_sig sig, u64 rtt, u64 now)
 {
 	struct mroce_cc_group *cc = c->grp;
-	u64 inc, base = p->st.min_rtt_ns;
+	u64 inc;
 	u32 old;
 
-	/*
-	 * A shared group reads delay against the least RTT any member's path
-	 * has shown (the same two hosts): a member's paths carry a packet or
-	 * two each, and a path first sampled behind the group's queue would
-	 * take that queue for its base and never see delay.
-	 */
-	if (cc->ops && base) {
-		if (!cc->min_rtt_ns || base < cc->min_rtt_ns)
-			cc->min_rtt_ns = base;
-		base = cc->min_rtt_ns;
-		if (sig != MROCE_CC_CE)
-			sig = rtt && rtt > base + max_t(u64, c->p.target_qdelay_ns,
-							base) ?
-			      MROCE_CC_HOLD : MROCE_CC_NONE;
-	}
 	if (rtt)
 		cc->srtt_ns = cc->srtt_ns ? cc->srtt_ns - cc->srtt_ns / 8 +
 					    rtt / 8 : rtt;
@@ -343,9 +328,10 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 	if (sig == MROCE_CC_CE)
 		cc->round_queued = true;
 	if (rtt && (!cc->round_min_rtt ||
-		    rtt - base < cc->round_min_rtt - cc->round_min_base)) {
+		    rtt - p->st.min_rtt_ns <
+		    cc->round_min_rtt - cc->round_min_base)) {
 		cc->round_min_rtt = rtt;
-		cc->round_min_base = base;
+		cc->round_min_base = p->st.min_rtt_ns;
 	}
 	mroce_cc_conn_round(c, now);
 	switch (sig) {

@@ -159,7 +159,6 @@ int mroce_cc_group_join(struct mroce_conn *c, struct mroce_cc_group *g)
 		g->round_min_rtt = 0;
 		g->round_min_base = 0;
 		g->round_queued = false;
-		g->min_rtt_ns = 0;
 		g->inflight = 0;
 		g->busy = 0;
 		g->waiting = 0;

@@ -810,7 +810,6 @@ struct mroce_cc_group {
 	u64 round_min_rtt;	/* the round's sample with the least queueing */
 	u64 round_min_base;	/* its path's base RTT (min_rtt) */
 	bool round_queued;	/* the round saw CE or a severe delay */
-	u64 min_rtt_ns;		/* shared: least base RTT of the members' paths */
 	/* membership (mroce_cc_group.c) */
 	u32 inflight;		/* sum of the members' inflight (bytes) */
 	u32 members;		/* connections in the group */
