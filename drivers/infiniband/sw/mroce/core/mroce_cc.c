@@ -386,8 +386,7 @@ void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
 	mroce_cc_group_lock(c);
 	mroce_cc_conn_ack(c, p, acked_bytes, acked_pkts, ce_pkts, sig, rtt,
 			  now);
-	if (c->grp->ops)
-		c->cc.grp_srtt_ns = c->grp->srtt_ns;
+	c->cc.grp_srtt_ns = c->grp->members > 1 ? c->grp->srtt_ns : 0;
 	mroce_cc_group_unlock(c);
 }
 

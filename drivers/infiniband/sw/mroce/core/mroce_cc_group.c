@@ -264,7 +264,8 @@ bool mroce_cc_group_room(struct mroce_conn *c, u32 wlen)
 		if (c->inflight + wlen > max_t(u32, share, wlen))
 			ok = false;
 	}
-	mroce_grp_set_wait(g, c, !ok);
+	/* alone in its group, nobody would kick it: as a private window */
+	mroce_grp_set_wait(g, c, !ok && g->members > 1);
 	mroce_grp_unlock(g);
 	return ok;
 }
