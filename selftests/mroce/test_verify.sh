@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # End-to-end integrity and error paths with mroce_verify (verify.cpp): both
 # ends of RC connections between mroce_a (ns_a) and mroce_b (ns_b), every
-# byte checked, lossless and then through netem loss and reordering.
+# byte checked, lossless and then through netem loss and reordering; in
+# both, several QPs to the same peer share one congestion group (cc_share,
+# debugfs ccgroups), are reset, moved to ERR and destroyed in mixed orders.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -24,12 +26,14 @@ run_verify() {
 	fi
 }
 
-run_verify "verify: lossless, 1 B..16 MiB, all operations, error paths" \
-	--iters 150 --max-size 16777216 --seed 11
+run_verify "verify: lossless, 1 B..16 MiB, all operations, error paths, 8 QPs in a group" \
+	--iters 150 --max-size 16777216 --seed 11 \
+	--group-qps 8 --debugfs "$MROCE_DEBUGFS"
 ip netns exec ns_a tc qdisc replace dev va root netem loss 2% reorder 10% 50% delay 1ms
 ip netns exec ns_b tc qdisc replace dev vb root netem loss 1%
-run_verify "verify: 2%/1% loss and reordering, 1 B..4 MiB" \
-	--iters 100 --max-size 4194304 --seed 12 --skip-errors
+run_verify "verify: 2%/1% loss and reordering, 1 B..4 MiB, 4 QPs in a group" \
+	--iters 100 --max-size 4194304 --seed 12 --skip-errors \
+	--group-qps 4 --debugfs "$MROCE_DEBUGFS"
 ip netns exec ns_a tc qdisc del dev va root
 ip netns exec ns_b tc qdisc del dev vb root
 malformed=$(awk '$1 == "rx_malformed" {print $2}' "$MROCE_DEBUGFS/mroce_b/counters")

@@ -16,10 +16,16 @@
 //   - error paths: bad rkey, out-of-bounds, missing access right, wrong PD,
 //     too-small receive buffer, bad local lkey, RNR then a late receive,
 //     flush after an error; each must give the completion status verbs
-//     specifies and leave target memory unchanged.
+//     specifies and leave target memory unchanged;
+//   - with --group-qps K, a congestion group phase: K more QP pairs to the
+//     same peer, WRITEs on all of them at once, every byte checked; with
+//     --debugfs DIR the QPs must share one group (DIR/DEV_A/ccgroups);
+//     then RESET and re-connect, ERR with WRITEs in flight, and destroy in
+//     mixed orders, after which the group holds nothing in flight.
 //
 // Usage: mroce_verify [--iters N] [--max-size BYTES] [--seed S]
-//                     [--skip-errors] DEV_A GID_A DEV_B GID_B
+//                     [--skip-errors] [--group-qps K [--debugfs DIR]]
+//                     DEV_A GID_A DEV_B GID_B
 // Output is KTAP; the exit status is 0 when every check passed.
 
 #include <infiniband/verbs.h>
@@ -35,7 +41,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -169,28 +178,29 @@ Qp make_qp(End &e, ibv_srq *srq = nullptr)
 	return Qp(ibv_create_qp(e.pd.get(), &ia));
 }
 
-int to_rts(End &e, const End &peer, uint8_t rnr_retry = 7)
+int qp_to_rts(ibv_qp *qp, const End &e, const ibv_gid &peer_gid, uint32_t peer_qpn,
+	      uint8_t rnr_retry = 7)
 {
 	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = kAccessAll;
-	if (ibv_modify_qp(e.qp.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					       IBV_QP_ACCESS_FLAGS))
 		return errno;
 	a = {};
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer.qp->qp_num;
+	a.dest_qp_num = peer_qpn;
 	a.rq_psn = 0;
 	a.max_dest_rd_atomic = 16;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer.gid;
+	a.ah_attr.grh.dgid = peer_gid;
 	a.ah_attr.grh.sgid_index = e.gid_index;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(e.qp.get(), &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return errno;
@@ -201,11 +211,16 @@ int to_rts(End &e, const End &peer, uint8_t rnr_retry = 7)
 	a.rnr_retry = rnr_retry;
 	a.sq_psn = 0;
 	a.max_rd_atomic = 16;
-	if (ibv_modify_qp(e.qp.get(), &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 					       IBV_QP_MAX_QP_RD_ATOMIC))
 		return errno;
 	return 0;
+}
+
+int to_rts(End &e, const End &peer, uint8_t rnr_retry = 7)
+{
+	return qp_to_rts(e.qp.get(), e, peer.gid, peer.qp->qp_num, rnr_retry);
 }
 
 // (Re)create and connect the QP pair; CQs are drained first.  a_rnr_retry is
@@ -782,6 +797,189 @@ void srq_phase(End &a, End &b, const Layout &lay)
 
 }
 
+
+// ---- congestion group ----------------------------------------------------------
+
+int post_write(ibv_qp *qp, uint8_t *src, uint32_t len, uint32_t lkey, uint64_t wr_id,
+	       uint64_t raddr, uint32_t rkey)
+{
+	ibv_sge sg{reinterpret_cast<uintptr_t>(src), len, lkey};
+	ibv_send_wr wr{}, *bad = nullptr;
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+// One line of DIR/DEV/ccgroups: id sgid dgid members busy waiting cwnd
+// inflight kicks qpns.
+struct GroupLine {
+	int members = -1;
+	uint64_t inflight = 0;
+	std::set<uint32_t> qpns;
+};
+
+// The group of dev that holds qpn (members -1: none); the file is echoed
+// as diagnostics when show.
+GroupLine group_of(const std::string &dir, const std::string &dev, uint32_t qpn, bool show)
+{
+	std::ifstream in(dir + "/" + dev + "/ccgroups");
+	std::string line;
+	GroupLine found;
+	while (std::getline(in, line)) {
+		if (show)
+			std::printf("# %s ccgroups: %s\n", dev.c_str(), line.c_str());
+		std::istringstream ls(line);
+		std::string id, sgid, dgid, members, busy, waiting, cwnd, inflight, kicks, qpns;
+		if (!(ls >> id >> sgid >> dgid >> members >> busy >> waiting >> cwnd >> inflight >>
+		      kicks >> qpns) || id == "id")
+			continue;
+		GroupLine g;
+		g.members = std::atoi(members.c_str());
+		g.inflight = std::strtoull(inflight.c_str(), nullptr, 0);
+		std::istringstream qs(qpns);
+		for (std::string q; std::getline(qs, q, ',');)
+			if (q != "-")
+				g.qpns.insert(uint32_t(std::strtoul(q.c_str(), nullptr, 0)));
+		if (g.qpns.count(qpn))
+			found = g;
+	}
+	return found;
+}
+
+// Poll n completions of e's CQ; false on a timeout or, when ok_only, any
+// status but success.
+bool poll_n(End &e, int n, bool ok_only, std::string &why)
+{
+	ibv_wc wc{};
+	for (int i = 0; i < n; i++) {
+		if (!poll_one(e, wc)) {
+			why = "completion " + std::to_string(i) + " of " + std::to_string(n) + " missing";
+			return false;
+		}
+		if (ok_only && wc.status != IBV_WC_SUCCESS) {
+			why = "completion " + std::to_string(i) + ": " + wc_str(wc);
+			return false;
+		}
+	}
+	return true;
+}
+
+void group_phase(End &a, End &b, const Layout &lay, int k, const std::string &dbg, uint64_t seed)
+{
+	constexpr uint32_t kLen = 16384;
+	const int per = int(std::min<size_t>(16, (lay.size - lay.half) / kLen / size_t(k)));
+	std::mt19937_64 rng(seed);
+	std::vector<Qp> qa, qb;
+	bool ok = per > 0;
+	std::string why = ok ? "" : "--max-size too small for the group phase";
+	for (int i = 0; ok && i < k; i++) {
+		qa.push_back(make_qp(a));
+		qb.push_back(make_qp(b));
+		ok = qa.back() && qb.back() &&
+		     !qp_to_rts(qa.back().get(), a, b.gid, qb.back()->qp_num) &&
+		     !qp_to_rts(qb.back().get(), b, a.gid, qa.back()->qp_num);
+		if (!ok)
+			why = "QP pair " + std::to_string(i) + " did not connect";
+	}
+	ktap.result(ok, "group: " + std::to_string(k) + " more QP pairs to the same peer", why);
+	if (!ok)
+		return;
+
+	/* every QP writes per 16 KiB messages at once, interleaved */
+	uint8_t *s = a.mem->data(), *d = b.mem->data() + lay.half;
+	size_t total = size_t(k) * size_t(per) * kLen;
+	fill_random(s, total, rng);
+	std::memset(d, 0, total);
+	int rc = 0;
+	for (int j = 0; j < per && !rc; j++)
+		for (int i = 0; i < k && !rc; i++) {
+			size_t off = (size_t(i) * size_t(per) + size_t(j)) * kLen;
+			rc = post_write(qa[size_t(i)].get(), s + off, kLen, a.mr->lkey, off,
+					reinterpret_cast<uintptr_t>(d + off), b.mr->rkey);
+		}
+	why = rc ? "post failed: " + std::string(std::strerror(rc)) : "";
+	ok = !rc && poll_n(a, k * per, true, why);
+	if (ok && std::memcmp(s, d, total)) {
+		ok = false;
+		why = "data mismatch";
+	}
+	ktap.result(ok, "group: " + std::to_string(k) + " QPs x " + std::to_string(per) +
+			" WRITEs of 16 KiB at once, every byte checked", why);
+
+	if (!dbg.empty()) {
+		GroupLine g = group_of(dbg, a.name, qa[0]->qp_num, true);
+		bool all = g.members >= k;
+		for (auto &q : qa)
+			all = all && g.qpns.count(q->qp_num);
+		ktap.result(all, "group: debugfs shows the " + std::to_string(k) +
+				 " QPs in one congestion group",
+			    "members " + std::to_string(g.members));
+	}
+
+	/* RESET leaves the group; connecting again joins it, and works */
+	ibv_qp_attr at{};
+	at.qp_state = IBV_QPS_RESET;
+	ok = !ibv_modify_qp(qa[0].get(), &at, IBV_QP_STATE);
+	if (ok && !dbg.empty())
+		ok = group_of(dbg, a.name, qa[0]->qp_num, false).members < 0;
+	at.qp_state = IBV_QPS_RESET;
+	ok = ok && !ibv_modify_qp(qb[0].get(), &at, IBV_QP_STATE) &&
+	     !qp_to_rts(qa[0].get(), a, b.gid, qb[0]->qp_num) &&
+	     !qp_to_rts(qb[0].get(), b, a.gid, qa[0]->qp_num);
+	why = ok ? "" : "RESET and re-connect failed (or the QP stayed in its group)";
+	if (ok) {
+		std::memset(d, 0, kLen);
+		ok = !post_write(qa[0].get(), s, kLen, a.mr->lkey, 0,
+				 reinterpret_cast<uintptr_t>(d), b.mr->rkey) &&
+		     poll_n(a, 1, true, why) && !std::memcmp(s, d, kLen);
+		if (!ok && why.empty())
+			why = "data mismatch after re-connect";
+	}
+	if (ok && !dbg.empty() && group_of(dbg, a.name, qa[0]->qp_num, false).members < k) {
+		ok = false;
+		why = "the re-connected QP is not back in the group";
+	}
+	ktap.result(ok, "group: RESET leaves the group, re-connect joins it again", why);
+
+	/* ERR with WRITEs in flight: the member gives its window back */
+	int posted = 0;
+	if (k > 1) {
+		for (int j = 0; j < per; j++, posted++)
+			if (post_write(qa[1].get(), s, kLen, a.mr->lkey, 7000 + uint64_t(j),
+				       reinterpret_cast<uintptr_t>(d), b.mr->rkey))
+				break;
+		at.qp_state = IBV_QPS_ERR;
+		ok = !ibv_modify_qp(qa[1].get(), &at, IBV_QP_STATE) && poll_n(a, posted, false, why);
+		ktap.result(ok, "group: a member moved to ERR with WRITEs in flight completes them", why);
+	}
+
+	/* destroy in mixed orders: b's in reverse, then a's odd, then even */
+	for (size_t i = qb.size(); i-- > 0;)
+		qb[i].reset();
+	for (size_t i = 1; i < qa.size(); i += 2)
+		qa[i].reset();
+	if (!dbg.empty() && qa.size() > 2) {
+		GroupLine g = group_of(dbg, a.name, qa[0]->qp_num, false);
+		ktap.result(g.members == int((qa.size() + 1) / 2) + 1,
+			    "group: destroying members shrinks the group",
+			    "members " + std::to_string(g.members));
+	}
+	for (size_t i = 0; i < qa.size(); i += 2)
+		qa[i].reset();
+	if (!dbg.empty()) {
+		GroupLine g = group_of(dbg, a.name, a.qp->qp_num, true);
+		ktap.result(g.members == 1 && g.inflight == 0,
+			    "group: after destroy only the first QP is left, nothing in flight",
+			    "members " + std::to_string(g.members) + " inflight " +
+				    std::to_string(g.inflight));
+	}
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -790,6 +988,8 @@ int main(int argc, char **argv)
 	uint32_t max_size = 16u << 20;
 	uint64_t seed = 1;
 	bool skip_errors = false;
+	int group_qps = 0;
+	std::string debugfs;
 	std::vector<std::string> pos;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -801,12 +1001,17 @@ int main(int argc, char **argv)
 			seed = std::strtoull(argv[++i], nullptr, 0);
 		else if (a == "--skip-errors")
 			skip_errors = true;
+		else if (a == "--group-qps" && i + 1 < argc)
+			group_qps = std::atoi(argv[++i]);
+		else if (a == "--debugfs" && i + 1 < argc)
+			debugfs = argv[++i];
 		else
 			pos.push_back(a);
 	}
 	if (pos.size() != 4 || max_size < 8) {
 		std::fprintf(stderr, "usage: %s [--iters N] [--max-size BYTES] [--seed S] "
-				     "[--skip-errors] DEV_A GID_A DEV_B GID_B\n", argv[0]);
+				     "[--skip-errors] [--group-qps K [--debugfs DIR]] "
+				     "DEV_A GID_A DEV_B GID_B\n", argv[0]);
 		return 2;
 	}
 	try {
@@ -817,6 +1022,8 @@ int main(int argc, char **argv)
 		ktap.result(connect(a, b), "connect an RC QP pair " + pos[0] + " <-> " + pos[2]);
 		integrity(a, b, lay, iters, max_size, seed);
 		pipelined(a, b, lay, seed + 1);
+		if (group_qps > 0)
+			group_phase(a, b, lay, group_qps, debugfs, seed + 2);
 		if (!skip_errors) {
 			errors(a, b, lay);
 			srq_phase(a, b, lay);

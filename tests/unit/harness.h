@@ -104,6 +104,8 @@ public:
 	uint64_t next_cookie = 1;
 	bool rnr_when_empty = true;
 	int dup_placements = 0;
+	int kicks = 0;		/* congestion group kicks (test_cc_group.cpp) */
+	size_t seen = 0;	/* cqes a test loop has handled */
 
 private:
 	bool note_placed(uint32_t kind, uint32_t msn, uint32_t off)

@@ -156,7 +156,7 @@ Windows windows_after_round(bool ce, uint64_t rtt2, uint64_t rtt1 = 10 * kUs)
 	for (auto &x : drain(pr.b, now + rtt2 / 2))
 		deliver(pr.a, x, now + rtt2);
 	EXPECT_EQ(pr.a.cqes.size(), 2u);
-	return {pstats(pr.a, 0).cwnd, pr.a.conn->cc.cwnd};
+	return {pstats(pr.a, 0).cwnd, pr.a.conn->grp->cwnd};
 }
 
 uint32_t cwnd_after_round(bool ce, uint64_t rtt2, uint64_t rtt1 = 10 * kUs)
@@ -227,7 +227,7 @@ TEST(Cc, ConnectionWindowBoundsAllPathsTogether)
 	ASSERT_EQ(pr.a.post(write_wr(256 * 1024), std::vector<uint8_t>(256 * 1024, 3), 0), 0);
 	auto pk = drain(pr.a, 0);
 	EXPECT_EQ(pk.size(), 8u);
-	EXPECT_EQ(pr.a.conn->cc.cwnd, 8 * pkt);
+	EXPECT_EQ(pr.a.conn->grp->cwnd, 8 * pkt);
 	/* spread over paths, one each while their windows are equal */
 	std::set<uint32_t> paths;
 	for (auto &x : pk)
@@ -263,7 +263,7 @@ TEST(Cc, RandomLossDoesNotCutTheConnectionButEcnDoes)
 		lost += pstats(lossy.ep[0], i).lost_pkts;
 	EXPECT_GT(lost, 10u);
 	EXPECT_EQ(a.st.cc_cuts, 0u);	/* loss without a queue: repaired, not slowed */
-	EXPECT_GT(a.cc.cwnd, a.p.cwnd_init);
+	EXPECT_GT(a.grp->cwnd, a.p.cwnd_init);
 
 	World marked(21, p, p);
 	marked.ch.cfg.ce = 0.3;

@@ -2,7 +2,7 @@
 //
 // mroce_sim: scenarios of the fabric simulator (see README.md).
 //   mroce_sim <scenario> [--out DIR] [--seed N] [--quick]
-// Scenarios: loss plane allreduce incast alltoall ecn scale regress all
+// Scenarios: loss plane allreduce incast alltoall ecn scale ccgroup regress all
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +34,8 @@ struct Opts {
 uint32_t g_nic_pkts = 8;
 uint32_t g_paths = 16;
 uint32_t g_gbn_wnd = 64;
+bool g_cc_share = false;	// --cc-share: congestion groups per host pair
+uint32_t g_qps = 8;		// --qps: QPs per host pair (ccgroup)
 
 double wall_now()
 {
@@ -113,6 +115,7 @@ WorldCfg make_cfg(Model m, const TopoCfg &t, uint64_t seed)
 	c.nic_pkts = g_nic_pkts;
 	c.mroce.num_paths = g_paths;
 	c.gbn.wnd_max = g_gbn_wnd;
+	c.cc_share = g_cc_share;
 	return c;
 }
 
@@ -468,6 +471,45 @@ int scen_fct(const Opts &o)
 	return bad ? 1 : 0;
 }
 
+// ------------------------------------------------------- congestion groups
+
+// 15:1 incast where each sender runs K QPs to the receiver (--qps, 8), the
+// same bytes per sender split over them: private windows (every QP its own
+// connection-level controller) against one congestion group per host pair
+// (spec 9.4), and 1 QP per sender as the reference.  --bytes: per sender
+// (4 MiB, 1 MiB with --quick), --loss: end-to-end loss.
+int scen_ccgroup(const Opts &o)
+{
+	Csv c(o.out + "/ccgroup.csv",
+	      "case,qps,cc_share,loss_pct,goodput_gbps,fct_p50_us,fct_p99_us,retx_ratio,rtos,"
+	      "flows_failed,delivery_ok,wall_s");
+	TopoCfg t = leaf_spine(4, 4, 4);
+	uint64_t per_sender = o.bytes ? o.bytes : o.quick ? 1u << 20 : 4u << 20;
+	double loss = o.loss >= 0 ? o.loss : 0;
+	struct Case {
+		uint32_t qps;
+		bool share;
+	};
+	int bad = 0;
+	for (Case k : {Case{1, false}, Case{1, true}, Case{g_qps, false}, Case{g_qps, true}}) {
+		std::vector<BulkApp::Spec> inc;
+		for (uint32_t i = 1; i < 16; i++)
+			for (uint32_t q = 0; q < k.qps; q++)
+				inc.push_back({i, 0, per_sender / k.qps, 64u << 10, 4, 0});
+		WorldCfg cfg = make_cfg(Model::Mroce, t, o.seed);
+		cfg.cc_share = k.share;
+		RunResult r = run_bulk(cfg, inc, loss, 20 * 1000 * kMs);
+		std::string tag = "incast15:1 qps=" + std::to_string(k.qps) +
+				  (k.share ? " shared" : " private");
+		print(tag.c_str(), r);
+		bad += !r.errors.empty() || !r.finished;
+		c.row("incast15to1,%u,%d,%.1f,%.3f,%.1f,%.1f,%.5f,%llu,%u,%d,%.2f", k.qps, k.share,
+		      loss * 100, r.goodput_gbps, r.fct_p50, r.fct_p99, r.tot.retx_ratio(),
+		      (unsigned long long)r.tot.rtos, r.tot.flows_failed, r.errors.empty(), r.wall_s);
+	}
+	return bad ? 1 : 0;
+}
+
 // ------------------------------------------------------- ECN steering
 
 struct EcnResult {
@@ -734,20 +776,25 @@ int scen_regress(const Opts &o)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s loss|plane|allreduce|fct|ecn|scale|regress "
+		fprintf(stderr, "usage: %s loss|plane|allreduce|fct|ecn|scale|ccgroup|regress "
 				"[--out DIR] [--seed N] [--quick] [--nodes N] [--bytes B] "
-				"[--model mroce|gbn|both] [--loss P]\n", argv[0]);
+				"[--model mroce|gbn|both] [--loss P] [--cc-share 0|1] "
+				"[--qps K]\n", argv[0]);
 		return 2;
 	}
 	std::string s = argv[1];
 	Opts o;
 	Options opts;
+	uint32_t cc_share = 0;
 	opts.bind("--out", o.out).bind("--seed", o.seed).bind("--quick", o.quick)
 		.bind("--nodes", o.nodes).bind("--bytes", o.bytes).bind("--model", o.model)
 		.bind("--gbn-wnd", g_gbn_wnd).bind("--paths", g_paths)
-		.bind("--nic-pkts", g_nic_pkts).bind("--loss", o.loss);
+		.bind("--nic-pkts", g_nic_pkts).bind("--loss", o.loss)
+		.bind("--cc-share", cc_share).bind("--qps", g_qps);
 	if (!opts.parse(argc, argv, 2))
 		return 2;
+	g_cc_share = cc_share != 0;
+	g_qps = std::max(1u, g_qps);
 	try {
 		if (s == "loss")
 			return scen_loss(o);
@@ -763,6 +810,8 @@ int main(int argc, char **argv)
 			return scen_ecn(o);
 		if (s == "scale")
 			return scen_scale(o);
+		if (s == "ccgroup")
+			return scen_ccgroup(o);
 		if (s == "regress")
 			return scen_regress(o);
 	} catch (const std::exception &e) {

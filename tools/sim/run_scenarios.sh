@@ -35,6 +35,7 @@ scenario allreduce allreduce --nodes 64
 scenario fct fct
 scenario ecn ecn
 scenario scale scale
+scenario ccgroup ccgroup
 
 # ------------------------------------------------------------ plots
 allreduce_plot() {	# loss_pct,mroce_ms,gbn_ms for the bar chart
@@ -106,7 +107,7 @@ EOF
 	echo "Deterministic: same binary + seed gives the same numbers (wall_s excepted)."
 	echo
 	regression "$out/logs/regress.log"
-	for f in loss plane_summary linkfail_summary allreduce fct ecn scale; do
+	for f in loss plane_summary linkfail_summary allreduce fct ecn scale ccgroup; do
 		[ -f "$out/$f.csv" ] || continue
 		echo
 		echo "## $f"

@@ -69,6 +69,26 @@ MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
 		throw std::runtime_error("mroce_conn_init failed");
 }
 
+namespace {
+
+void group_nolock(void *gctx) { (void)gctx; }
+
+}  // namespace
+
+const mroce_cc_group_ops MroceEp::group_ops = {
+	group_nolock,
+	group_nolock,
+	[](void *ctx) {
+		auto *e = static_cast<MroceEp *>(ctx);
+		e->sink_.kick(e->info.id);
+	},
+};
+
+bool MroceEp::join(mroce_cc_group *g)
+{
+	return mroce_cc_group_join(conn_.get(), g) == 0;
+}
+
 void MroceEp::after_call()
 {
 	if (!cfg_.check_invariants)

@@ -29,6 +29,9 @@ public:
 	// The sender's WR for msg completed (status: enum mroce_status).
 	virtual void completed(uint32_t flow, uint32_t msg, uint32_t status) = 0;
 	virtual void protocol_error(const char *what) = 0;
+	// Endpoint ep waits for room in its congestion group's window, which
+	// another member just freed: let it transmit soon (no core call here).
+	virtual void kick(uint32_t ep) { (void)ep; }
 };
 
 // Payload pattern: 8-byte word at byte offset off of message msg of flow.
@@ -100,6 +103,11 @@ public:
 	EpStats stats() const override;
 	void paths(std::vector<PathRow> &out) const override;
 	const char *check() const override { return mroce_conn_check(conn_.get()); }
+	// Share g's connection-level congestion controller (spec 9.4).
+	bool join(mroce_cc_group *g);
+	// The group ops of the simulator: no lock (one thread), kicks to
+	// AppSink::kick().
+	static const mroce_cc_group_ops group_ops;
 
 private:
 	static int place_cb(void *ctx, const mroce_place *pl);

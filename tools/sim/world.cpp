@@ -31,6 +31,16 @@ uint32_t World::add_flow(uint32_t src, uint32_t dst)
 	uint32_t fid = (uint32_t)flows.size();
 	for (auto &e : flow_endpoints(fid, f.tx_ep, src, dst, *this, cfg.model == Model::Mroce,
 				      cfg.mroce, cfg.gbn, cfg.seed, check_every_call)) {
+		if (cfg.cc_share && cfg.model == Model::Mroce) {
+			auto *ep = static_cast<MroceEp *>(e.get());
+			auto &g = groups_[{ep->info.host, ep->info.peer_host}];
+			if (!g) {
+				g = std::make_unique<mroce_cc_group>();
+				mroce_cc_group_init(g.get(), &MroceEp::group_ops, nullptr);
+			}
+			if (!ep->join(g.get()))
+				throw std::runtime_error("cc group join failed");
+		}
 		eps.push_back(std::move(e));
 		is_active_.push_back(0);
 		sched_.push_back(kNever);
@@ -61,6 +71,12 @@ void World::at(Time t, std::function<void()> fn)
 {
 	actions_.push_back(std::move(fn));
 	fab.ev.push(t, EvKind::Action, (uint32_t)actions_.size() - 1);
+}
+
+void World::kick(uint32_t ep)
+{
+	/* called inside another endpoint's core call: the host pumps after it */
+	activate(ep);
 }
 
 void World::activate(uint32_t ep)

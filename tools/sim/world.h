@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct WorldCfg {
 	uint64_t seed = 1;
 	Time bucket = 100 * kUs;	// goodput timeline resolution
 	uint32_t nic_pkts = 8;		// host pulls while < nic_pkts/uplink queued
+	// mroce: the endpoints of a host whose peer is the same host share one
+	// congestion group (spec 9.4), as the kernel's cc_share does.
+	bool cc_share = false;
 };
 
 class World;
@@ -86,6 +90,7 @@ public:
 		    bool pattern_ok) override;
 	void completed(uint32_t flow, uint32_t msg, uint32_t status) override;
 	void protocol_error(const char *what) override;
+	void kick(uint32_t ep) override;
 
 private:
 	struct Notice {
@@ -106,6 +111,8 @@ private:
 	std::vector<std::pair<uint32_t, uint32_t>> deferred_posts_;
 	bool in_drain_ = false;
 	uint64_t nic_budget_ = 0;
+	// cc_share: the group of (host, peer host)
+	std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<mroce_cc_group>> groups_;
 };
 
 double percentile(std::vector<double> v, double p);

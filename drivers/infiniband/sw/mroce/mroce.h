@@ -282,6 +282,14 @@ struct mroce_dev {
 	struct mroce_gone_qps gone_qps;	/* recently destroyed QPs */
 	struct mroce_hwc hwc;		/* RC totals of destroyed QPs */
 	struct dentry *debugfs;		/* per-device debugfs directory */
+	/*
+	 * Congestion groups (mroce_ccg.c): the list, each group's refcount
+	 * and ccg_next_id under ccg_lock (interrupts disabled; taken inside
+	 * qp->lock, never the other way round).
+	 */
+	struct list_head ccgs;
+	spinlock_t ccg_lock;
+	u32 ccg_next_id;
 };
 
 struct mroce_ucontext {
@@ -606,6 +614,11 @@ struct mroce_qp {
 	u32 conn_snd_wnd;		/* RC: its snd_wnd (window parameter) */
 	bool conn_live;			/* conn initialised (RTR..ERR) */
 	/*
+	 * RC: the congestion group (mroce_ccg.c) this QP holds a reference
+	 * to and, once connected, is a member of; NULL: its own window.
+	 */
+	struct mroce_ccg *ccg;
+	/*
 	 * RC: the datapath step in progress, for the core's callbacks: set by
 	 * the entry points of mroce_rc.c for the length of one call into the
 	 * core (qp->lock held), NULL otherwise.
@@ -738,6 +751,19 @@ u64 mroce_param_cc_target_ns(void);
 u64 mroce_param_rto_min_ns(void);
 bool mroce_param_netdev_seg(void);
 bool mroce_param_rx_batch(void);
+bool mroce_param_cc_share(void);
+
+/* mroce_ccg.c: congestion groups (locking and context there). */
+struct mroce_ccg;
+void mroce_ccg_dev_init(struct mroce_dev *mdev);
+struct mroce_ccg *mroce_ccg_get(struct mroce_dev *mdev,
+				const union ib_gid *sgid,
+				const union ib_gid *dgid);
+void mroce_ccg_put(struct mroce_dev *mdev, struct mroce_ccg *g);
+void mroce_ccg_join(struct mroce_qp *qp);
+void mroce_ccg_leave(struct mroce_qp *qp);
+u32 mroce_ccg_id(const struct mroce_qp *qp);
+void mroce_ccg_debugfs_add(struct mroce_dev *mdev, struct dentry *dir);
 
 /* mroce_net.c */
 int mroce_net_init(void);

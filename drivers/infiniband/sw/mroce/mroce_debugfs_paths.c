@@ -8,6 +8,11 @@
  *   qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks
  *   rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len
  *   rx_ack_invalid rx_resp_invalid cwnd inflight cc_cuts tx_ack_blks
+ *   tx_seg ccg grp_inflight
+ *
+ * cwnd is the connection window, its congestion group's when shared: ccg
+ * names the group (the ccgroups file, mroce_ccg.c; 0: the QP's own
+ * window), grp_inflight is what its members have in flight together.
  *
  * tx_acks counts ACK packets; tx_ack_blks the further paths they
  * acknowledged in ACK blocks (spec 3.4.9).
@@ -86,19 +91,22 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 	struct mroce_conn_info info;
 	struct mroce_qp *qp;
 	unsigned long qpn, flags;
+	u32 ccg = 0;
 	bool ok;
 
-	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len rx_ack_invalid rx_resp_invalid cwnd inflight cc_cuts tx_ack_blks tx_seg\n");
+	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len rx_ack_invalid rx_resp_invalid cwnd inflight cc_cuts tx_ack_blks tx_seg ccg grp_inflight\n");
 	rcu_read_lock();
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		spin_lock_irqsave(&qp->lock, flags);
 		ok = qp->conn_live && qp->conn;
-		if (ok)
+		if (ok) {
 			mroce_conn_get_info(qp->conn, &info);
+			ccg = mroce_ccg_id(qp);
+		}
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!ok)
 			continue;
-		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %u %u %llu %llu %u\n",
+		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %u %u %llu %llu %u %u %u\n",
 			   qpn, info.ok ? "ok" : "error", info.err_status,
 			   info.st.tx_data, info.st.tx_acks, info.st.tx_probes,
 			   info.st.tx_retx, info.st.rx_data, info.st.rx_acks,
@@ -107,7 +115,8 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 			   info.st.completions, info.msn_out, info.resp_len,
 			   info.st.rx_ack_invalid, info.st.rx_resp_invalid,
 			   info.cwnd, info.inflight, info.st.cc_cuts,
-			   info.st.tx_ack_blks, info.tx_seg);
+			   info.st.tx_ack_blks, info.tx_seg, ccg,
+			   info.grp_inflight);
 	}
 	rcu_read_unlock();
 	return 0;

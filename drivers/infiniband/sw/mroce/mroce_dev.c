@@ -203,6 +203,7 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&mdev->qp_xa));
 	WARN_ON(!xa_empty(&mdev->mr_xa));
 	WARN_ON(!xa_empty(&mdev->ah_xa));
+	WARN_ON(!list_empty(&mdev->ccgs));
 	xa_destroy(&mdev->qp_xa);
 	xa_destroy(&mdev->mr_xa);
 	xa_destroy(&mdev->ah_xa);
@@ -364,6 +365,7 @@ int mroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&mdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&mdev->gone_qps.lock);
 	mroce_hwc_init(mdev);
+	mroce_ccg_dev_init(mdev);
 	mdev->ndev = ndev;
 	mdev->net = dev_net(ndev);
 	ib_set_device_ops(ibdev, &mroce_dev_ops);

@@ -112,6 +112,15 @@ module_param_cb(rx_batch, &mroce_param_ops, &mroce_rx_batch_p, 0644);
 MODULE_PARM_DESC(rx_batch,
 		 "answer a burst of received RC packets once, after the softirq's batch, 0..1 (1)");
 
+/*
+ * Congestion groups (spec 9.4): the RC QPs of a device to one peer share
+ * one connection-level congestion controller.  Read when a QP enters RTR.
+ */
+static struct mroce_param mroce_cc_share_p = { 1, 0, 1 };
+module_param_cb(cc_share, &mroce_param_ops, &mroce_cc_share_p, 0644);
+MODULE_PARM_DESC(cc_share,
+		 "RC QPs to the same peer share one congestion window, 0..1 (1)");
+
 u16 mroce_udp_port(void)
 {
 	return READ_ONCE(mroce_udp_port_p.val);
@@ -145,4 +154,9 @@ bool mroce_param_netdev_seg(void)
 bool mroce_param_rx_batch(void)
 {
 	return READ_ONCE(mroce_rx_batch_p.val);
+}
+
+bool mroce_param_cc_share(void)
+{
+	return READ_ONCE(mroce_cc_share_p.val);
 }

@@ -319,6 +319,8 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Nothing re-arms the timer of a QP whose connection is not live. */
 	spin_lock_irqsave(&qp->lock, flags);
 	qp->conn_live = false;
+	/* No group member kicks the timer once the QP left its group. */
+	mroce_ccg_leave(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	/* A step queued by the receive path may still be pending. */
 	mroce_rxbatch_wait(qp);
@@ -400,12 +402,38 @@ static void mroce_qp_reset_rings(struct mroce_qp *qp)
 	qp->rq_producer = 0;
 }
 
+/*
+ * Process context, before modify_qp takes the QP lock: the congestion
+ * group of the pair the QP is about to connect, by the AV modify_qp
+ * brings (av) or the one set before; NULL when there is none.
+ */
+static struct mroce_ccg *mroce_qp_ccg_get(struct mroce_qp *qp,
+					  const struct mroce_av *av)
+{
+	union ib_gid sgid, dgid;
+	unsigned long flags;
+	bool valid = true;
+
+	if (av) {
+		sgid = av->sgid;
+		dgid = av->dgid;
+	} else {
+		spin_lock_irqsave(&qp->lock, flags);
+		valid = qp->av_valid;
+		sgid = qp->av.sgid;
+		dgid = qp->av.dgid;
+		spin_unlock_irqrestore(&qp->lock, flags);
+	}
+	return valid ? mroce_ccg_get(qp->mdev, &sgid, &dgid) : NULL;
+}
+
 int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		    int mask, struct ib_udata *udata)
 {
 	struct mroce_dev *mdev = to_mdev(ibqp->device);
 	struct mroce_qp *qp = to_mqp(ibqp);
 	enum ib_qp_state cur, next;
+	struct mroce_ccg *ccg = NULL;
 	struct mroce_av av;
 	struct mroce_dp dp;
 	unsigned long flags;
@@ -422,6 +450,10 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		if (err)
 			return err;
 	}
+	/* An RC QP connecting: its peer's congestion group (may allocate). */
+	if (mroce_qpt_is_rc(ibqp->qp_type) && (mask & IB_QP_STATE) &&
+	    attr->qp_state == IB_QPS_RTR && mroce_param_cc_share())
+		ccg = mroce_qp_ccg_get(qp, mask & IB_QP_AV ? &av : NULL);
 
 	spin_lock_irqsave(&qp->lock, flags);
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
@@ -492,6 +524,12 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			mroce_dbg(mdev, "QP %u: state %d -> %d\n", ibqp->qp_num,
 				  cur, next);
 			rcu_read_lock();
+			/* the reference goes to the QP (mroce_ccg.c) */
+			if (ccg && cur == IB_QPS_INIT && next == IB_QPS_RTR &&
+			    !qp->ccg) {
+				qp->ccg = ccg;
+				ccg = NULL;
+			}
 			if (mroce_qpt_is_rc(ibqp->qp_type))
 				mroce_rc_modify(qp, cur, next, &dp);
 			else if (ibqp->qp_type == IB_QPT_UC)
@@ -503,6 +541,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	}
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
+	mroce_ccg_put(mdev, ccg);	/* not taken: refused, or no transition */
 	if (next == IB_QPS_RESET)
 		hrtimer_cancel(&qp->timer);
 	rcu_read_lock();

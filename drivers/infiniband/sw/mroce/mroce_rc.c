@@ -906,6 +906,7 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 
 	if (next == IB_QPS_RESET) {
 		qp->conn_live = false;
+		mroce_ccg_leave(qp);
 		mroce_wq_reset(qp);
 		return;
 	}
@@ -920,8 +921,10 @@ void mroce_rc_modify(struct mroce_qp *qp, enum ib_qp_state cur,
 			mroce_dbg(qp->mdev, "QP %u: connection parameters refused\n",
 				  qp->ibqp.qp_num);
 			mroce_rc_qp_err(qp, MROCE_QPE_INIT, 0);
+			mroce_ccg_leave(qp);
 			return;
 		}
+		mroce_ccg_join(qp);
 		mroce_dbg(qp->mdev,
 			  "QP %u: connection to QPN %u, %u paths, mtu %u, max_seg %u, rq_psn %u, rto_init %llu us\n",
 			  qp->ibqp.qp_num, qp->dest_qpn, p.num_paths, p.mtu,

@@ -170,6 +170,7 @@ void mroce_stats_dev_add(struct mroce_dev *mdev)
 	debugfs_create_file("counters", 0444, dir, mdev,
 			    &mroce_dev_counters_fops);
 	mroce_debugfs_paths_add(mdev, dir);
+	mroce_ccg_debugfs_add(mdev, dir);
 	mdev->debugfs = dir;
 }
 

@@ -9,7 +9,9 @@
  *    trip, a cut for heavy loss in a round with a queue (not for the
  *    random loss of a bad link), half on an RTO that stalls the whole
  *    connection.  An incast of N connections of 16 paths backs off like
- *    N flows, not like 16 N.
+ *    N flows, not like 16 N.  The connections of one device to one peer
+ *    may share this controller (a congestion group, mroce_cc_group.c):
+ *    then N QPs to one peer back off like one flow.
  *  - Each path's window says where packets go: it shrinks on that path's
  *    own CE marks, losses and RTOs, so traffic leaves a marked or lossy
  *    route before the steering replaces it.
@@ -19,7 +21,9 @@
  * delay of a whole round (its smallest sample beyond 4 targets and 2
  * base RTTs) cuts the connection window.  Host jitter, milliseconds in a
  * VM, therefore stops growth but does not drain the windows.
- * Runs under the connection's serialisation.
+ * Runs under the connection's serialisation; the connection window's
+ * state (struct mroce_cc_group) under its group's lock as well
+ * (mroce_cc_group.c).
  */
 #include "mroce_internal.h"
 
@@ -193,18 +197,35 @@ u32 mroce_cc_conn_max(const struct mroce_conn *c)
 	return c->p.snd_wnd * (c->tx_seg + MROCE_PKT_OVERHEAD);
 }
 
+/* The group window's cap: the connection window's for each member. */
+static u32 mroce_cc_group_max(const struct mroce_conn *c)
+{
+	return mroce_cc_conn_max(c) * max_t(u32, c->grp->members, 1);
+}
+
 void mroce_cc_conn_init(struct mroce_conn *c)
 {
 	memset(&c->cc, 0, sizeof(c->cc));
 	mroce_send_srtt_changed(c);
-	c->cc.cwnd = c->p.cwnd_init;
-	c->cc.alpha_ppm = MROCE_PPM;	/* as DCTCP: the first mark halves */
+	mroce_cc_group_private(c);
 }
 
-/* Kept by every change of a path's in flight (mroce_emit, mroce_psn_resolve). */
+/*
+ * The connection's own bytes in flight, kept by every change of a path's
+ * (mroce_emit, mroce_psn_resolve through mroce_cc_inflight_add/sub).
+ */
 u32 mroce_cc_conn_inflight(const struct mroce_conn *c)
 {
 	return c->inflight;
+}
+
+/* The peer's segment shrank the cap: clamp the window to it. */
+void mroce_cc_conn_clamp(struct mroce_conn *c)
+{
+	mroce_cc_group_lock(c);
+	if (c->grp->cwnd > mroce_cc_group_max(c))
+		c->grp->cwnd = mroce_cc_group_max(c);
+	mroce_cc_group_unlock(c);
 }
 
 /*
@@ -222,19 +243,20 @@ static u32 mroce_cc_ai_pkts(const struct mroce_conn *c)
 
 static bool mroce_cc_conn_may_cut(const struct mroce_conn *c, u64 now)
 {
-	return !c->cc.cut_ns || now - c->cc.cut_ns >= c->cc.srtt_ns;
+	return !c->grp->cut_ns || now - c->grp->cut_ns >= c->grp->srtt_ns;
 }
 
 static void mroce_cc_conn_scale(struct mroce_conn *c, u32 keep_ppm, u64 now,
 				u8 why)
 {
-	u64 w = mroce_div64((u64)c->cc.cwnd * keep_ppm, MROCE_PPM);
-	u32 old = c->cc.cwnd;
+	struct mroce_cc_group *g = c->grp;
+	u64 w = mroce_div64((u64)g->cwnd * keep_ppm, MROCE_PPM);
+	u32 old = g->cwnd;
 
-	c->cc.cwnd = (u32)clamp_t(u64, w, c->p.cwnd_min, mroce_cc_conn_max(c));
-	c->cc.cut_ns = now ? now : 1;
+	g->cwnd = (u32)clamp_t(u64, w, c->p.cwnd_min, mroce_cc_group_max(c));
+	g->cut_ns = now ? now : 1;
 	c->st.cc_cuts++;
-	mroce_cc_ev(c, MROCE_EV_CONN, why, old, c->cc.cwnd);
+	mroce_cc_ev(c, MROCE_EV_CONN, why, old, g->cwnd);
 }
 
 /*
@@ -246,7 +268,7 @@ static void mroce_cc_conn_scale(struct mroce_conn *c, u32 keep_ppm, u64 now,
  */
 static void mroce_cc_conn_round(struct mroce_conn *c, u64 now)
 {
-	struct mroce_conn_cc *cc = &c->cc;
+	struct mroce_cc_group *cc = c->grp;
 	u32 total = cc->round_pkts + cc->round_lost, frac;
 
 	if (now < cc->round_end_ns)
@@ -293,15 +315,13 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 			      u32 acked_pkts, u32 ce_pkts,
 			      enum mroce_cc_sig sig, u64 rtt, u64 now)
 {
-	struct mroce_conn_cc *cc = &c->cc;
+	struct mroce_cc_group *cc = c->grp;
 	u64 inc;
 	u32 old;
 
-	if (rtt) {
+	if (rtt)
 		cc->srtt_ns = cc->srtt_ns ? cc->srtt_ns - cc->srtt_ns / 8 +
 					    rtt / 8 : rtt;
-		mroce_send_srtt_changed(c);
-	}
 	cc->deliver_ns = now;
 	cc->round_pkts += acked_pkts;
 	cc->round_ce += ce_pkts;
@@ -330,13 +350,13 @@ static void mroce_cc_conn_ack(struct mroce_conn *c,
 	case MROCE_CC_NONE:
 		break;
 	}
-	/* grow only a window in use (not while the application idles) */
-	if (2 * (u64)(mroce_cc_conn_inflight(c) + acked_bytes) < cc->cwnd)
+	/* grow only a window in use (not while the applications idle) */
+	if (2 * (u64)(cc->inflight + acked_bytes) < cc->cwnd)
 		return;
 	inc = max_t(u64, mroce_div64((u64)mroce_cc_ai_pkts(c) * c->tx_seg *
 				     acked_bytes, cc->cwnd), 1);
 	old = cc->cwnd;
-	cc->cwnd = (u32)min_t(u64, (u64)cc->cwnd + inc, mroce_cc_conn_max(c));
+	cc->cwnd = (u32)min_t(u64, (u64)cc->cwnd + inc, mroce_cc_group_max(c));
 	mroce_cc_ev(c, MROCE_EV_CONN, MROCE_EVR_INCREASE, old, cc->cwnd);
 }
 
@@ -357,8 +377,17 @@ void mroce_cc_on_ack(struct mroce_conn *c, struct mroce_path *p,
 			     (frac >> MROCE_ECN_G_SHIFT);
 	sig = mroce_cc_signal(c, p, ce_pkts, rtt);
 	mroce_cc_path_ack(c, p, acked_bytes, frac, sig, now);
+	/* the connection's own RTT, for its timers */
+	if (rtt) {
+		c->cc.srtt_ns = c->cc.srtt_ns ? c->cc.srtt_ns -
+				c->cc.srtt_ns / 8 + rtt / 8 : rtt;
+		mroce_send_srtt_changed(c);
+	}
+	mroce_cc_group_lock(c);
 	mroce_cc_conn_ack(c, p, acked_bytes, acked_pkts, ce_pkts, sig, rtt,
 			  now);
+	c->cc.grp_srtt_ns = c->grp->members > 1 ? c->grp->srtt_ns : 0;
+	mroce_cc_group_unlock(c);
 }
 
 void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u32 pkts,
@@ -366,8 +395,10 @@ void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u32 pkts,
 {
 	if (mroce_cc_may_cut(p, now))
 		mroce_cc_scale(c, p, MROCE_CC_LOSS_PPM, now, MROCE_EVR_LOSS);
-	c->cc.round_lost += pkts;
+	mroce_cc_group_lock(c);
+	c->grp->round_lost += pkts;
 	mroce_cc_conn_round(c, now);
+	mroce_cc_group_unlock(c);
 }
 
 /*
@@ -380,14 +411,16 @@ void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u32 pkts,
 void mroce_cc_on_rto(struct mroce_conn *c, struct mroce_path *p, u64 rto,
 		     u64 now)
 {
-	bool stalled = mroce_paths_up(c) <= 1 ||
-		       (mroce_cc_conn_inflight(c) &&
-			now - c->cc.deliver_ns >= rto);
-
 	u32 old = p->st.cwnd;
+	bool stalled;
 
 	p->st.cwnd = c->p.cwnd_min;
 	mroce_cc_ev(c, p - c->path, MROCE_EVR_RTO, old, p->st.cwnd);
+	mroce_cc_group_lock(c);
+	stalled = mroce_paths_up(c) <= 1 ||
+		  (mroce_cc_conn_inflight(c) &&
+		   now - c->grp->deliver_ns >= rto);
 	if (stalled && mroce_cc_conn_may_cut(c, now))
 		mroce_cc_conn_scale(c, MROCE_PPM / 2, now, MROCE_EVR_RTO);
+	mroce_cc_group_unlock(c);
 }

@@ -336,7 +336,7 @@ void mroce_conn_stop(struct mroce_conn *c, u32 status)
 	/* Nothing more is sent: forget what is in flight. */
 	c->snd_dsn_una = c->snd_dsn_nxt;
 	c->retxq_len = 0;
-	c->inflight = 0;
+	mroce_cc_group_release(c, true);
 	for (i = 0; i < c->p.num_paths; i++) {
 		c->path[i].snd_una = c->path[i].snd_nxt;
 		c->path[i].st.inflight = 0;
@@ -427,9 +427,9 @@ void mroce_conn_get_info(const struct mroce_conn *c,
 	out->err_status = c->err_status;
 	out->msn_out = c->msn_nxt - c->msn_una;
 	out->resp_len = c->resp_len;
-	out->cwnd = c->cc.cwnd;
 	out->inflight = mroce_cc_conn_inflight(c);
 	out->tx_seg = c->tx_seg;
+	mroce_cc_group_info(c, out);
 }
 
 int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
@@ -483,8 +483,5 @@ const char *mroce_conn_check(const struct mroce_conn *c)
 	}
 	if (total != c->inflight)
 		return "connection inflight differs from its paths'";
-	if (c->cc.cwnd < c->p.cwnd_min ||
-	    c->cc.cwnd > mroce_cc_conn_max(c))
-		return "connection cwnd outside [cwnd_min, snd_wnd packets]";
-	return NULL;
+	return mroce_cc_group_check(c);
 }

@@ -764,15 +764,43 @@ struct mroce_conn_stats {
 	u64 tx_ack_why[MROCE_ACKW_NUM];	/* ACKs sent, by what made them due */
 };
 
+struct mroce_conn;
+
 /*
- * The connection's congestion window (mroce_cc.c, spec 9.1): the bytes
- * all paths together may have in flight.  Paths keep their own windows,
- * which decide where packets go; this one decides how many.
+ * What a congestion group needs from its embedder (spec 9.4).  A shared
+ * group is touched by several connections, each serialised only by its
+ * own lock: the core takes the group's lock (lock/unlock) around every
+ * access to the group's state, always while holding the calling
+ * connection's serialisation and never the other way round (lock order:
+ * connection, then group).  kick(ctx) asks the embedder to run the
+ * transmit of the member whose ctx it is (struct mroce_conn.ctx) soon; it
+ * is called with the calling connection's serialisation and the group
+ * lock held, so it must only schedule (a timer, an event), never call
+ * into the core.
  */
-struct mroce_conn_cc {
-	u32 cwnd;		/* bytes, [cwnd_min, max_inflight packets] */
+struct mroce_cc_group_ops {
+	void (*lock)(void *gctx);
+	void (*unlock)(void *gctx);
+	void (*kick)(void *ctx);
+};
+
+/*
+ * The connection-level congestion controller (mroce_cc.c, spec 9.1): the
+ * bytes its connections together may have in flight over all their paths.
+ * Paths keep their own windows, which decide where packets go; this one
+ * decides how many.  Every connection starts with its own (private: ops
+ * NULL, no lock, one member); mroce_cc_group_join() makes several
+ * connections to one peer share one (spec 9.4, mroce_cc_group.c): one
+ * window, one alpha, one round, one srtt, one additive increase.
+ * Every field is protected by the group lock (ops->lock) when shared, by
+ * the only member's serialisation when private.
+ */
+struct mroce_cc_group {
+	const struct mroce_cc_group_ops *ops;	/* NULL: private */
+	void *gctx;		/* for ops->lock/unlock */
+	u32 cwnd;		/* bytes, [cwnd_min, members * snd_wnd packets] */
 	u32 alpha_ppm;		/* DCTCP: EWMA of the CE fraction per round */
-	u64 srtt_ns;		/* smoothed RTT over every path's samples */
+	u64 srtt_ns;		/* smoothed RTT over every member's samples */
 	u64 cut_ns;		/* last decrease (0: none yet) */
 	u64 round_end_ns;	/* end of the current observation round */
 	u64 deliver_ns;		/* last ACK that delivered a packet, any path */
@@ -782,6 +810,24 @@ struct mroce_conn_cc {
 	u64 round_min_rtt;	/* the round's sample with the least queueing */
 	u64 round_min_base;	/* its path's base RTT (min_rtt) */
 	bool round_queued;	/* the round saw CE or a severe delay */
+	/* membership (mroce_cc_group.c) */
+	u32 inflight;		/* sum of the members' inflight (bytes) */
+	u32 members;		/* connections in the group */
+	u32 busy;		/* members with bytes in flight or waiting */
+	u32 waiting;		/* members refused by the group window */
+	struct mroce_conn *head;	/* member list (mroce_conn.grp_next) */
+	struct mroce_conn *turn;	/* waiting member next in line, or NULL */
+	u64 kicks;		/* kicks asked of the embedder */
+};
+
+/*
+ * A connection's own RTT estimate (mroce_cc.c): its timers (RTO before a
+ * path has samples, the ACK delay it asks for) follow it whether or not
+ * the congestion window is shared.
+ */
+struct mroce_conn_cc {
+	u64 srtt_ns;		/* smoothed RTT over every path's samples */
+	u64 grp_srtt_ns;	/* shared group: its srtt at our last ACK */
 	u8 adl;			/* mroce_send_adl() of srtt_ns, kept with it */
 	u64 hold_ns;		/* mroce_send_hold_ns(), kept with srtt_ns */
 };
@@ -828,6 +874,17 @@ struct mroce_conn {
 	u64 next_steer_ns;
 	u32 sched_rr;
 	struct mroce_conn_cc cc;
+	/*
+	 * The congestion group: grp_own unless mroce_cc_group_join() put the
+	 * connection in a shared one.  grp_next, grp_wait, grp_kicked and
+	 * grp_busy are the group's (its lock); inflight changes under both.
+	 */
+	struct mroce_cc_group *grp;
+	struct mroce_cc_group grp_own;
+	struct mroce_conn *grp_next;	/* next member */
+	bool grp_wait;		/* refused by the group window, has data */
+	bool grp_kicked;	/* kicked since it last tried */
+	bool grp_busy;		/* counted in grp->busy */
 
 	/* receiver */
 	u32 rcv_dsn_cum;
@@ -958,9 +1015,12 @@ struct mroce_conn_info {
 	u32 err_status;		/* MROCE_ST_* the connection failed with */
 	u32 msn_out;		/* our WRs not yet completed */
 	u32 resp_len;		/* READ/atomic responses being served */
-	u32 cwnd;		/* connection congestion window, bytes */
+	u32 cwnd;		/* its congestion group's window, bytes */
 	u32 inflight;		/* window bytes in flight, all paths */
 	u32 tx_seg;		/* segment size of messages posted now, bytes */
+	u32 grp_members;	/* connections sharing cwnd (1: its own) */
+	u32 grp_inflight;	/* their bytes in flight together */
+	bool grp_wait;		/* waiting for room in the group window */
 };
 
 void mroce_conn_get_info(const struct mroce_conn *c,
@@ -975,6 +1035,39 @@ int mroce_conn_path_stats(const struct mroce_conn *c, u32 path,
  * Returns NULL when every invariant holds, else what is violated.
  */
 const char *mroce_conn_check(const struct mroce_conn *c);
+
+/* ------------------------------------------------------------------ */
+/* Congestion groups (mroce_cc_group.c, spec 9.4).                      */
+
+/*
+ * Initialise a shared group (memory owned by the embedder, which keeps it
+ * until its last member left).  ops and its three callbacks are required.
+ */
+void mroce_cc_group_init(struct mroce_cc_group *g,
+			 const struct mroce_cc_group_ops *ops, void *gctx);
+
+/*
+ * Put c, initialised and with nothing in flight yet (right after
+ * mroce_conn_init()), in g; the first member sets the group's initial
+ * window from its parameters.  Takes the group lock.  Returns 0, or
+ * MROCE_E_STATE (nothing changed) when c is in a group already or has
+ * bytes in flight.
+ */
+int mroce_cc_group_join(struct mroce_conn *c, struct mroce_cc_group *g);
+
+/*
+ * Take c out of its shared group (a no-op for a private one): what it has
+ * in flight stops counting, waiting members are kicked, c gets a fresh
+ * private window.  Call it before re-initialising or freeing c's memory.
+ * Takes the group lock.
+ */
+void mroce_cc_group_leave(struct mroce_conn *c);
+
+/* True when c shares its congestion controller with other connections. */
+static inline bool mroce_cc_group_shared(const struct mroce_conn *c)
+{
+	return c->grp->ops != NULL;
+}
 
 /* ------------------------------------------------------------------ */
 /* Unreliable connected (UC) messages (mroce_uc.c).                     */

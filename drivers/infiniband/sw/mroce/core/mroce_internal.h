@@ -227,6 +227,33 @@ void mroce_cc_on_loss(struct mroce_conn *c, struct mroce_path *p, u32 pkts,
 		      u64 now);
 void mroce_cc_on_rto(struct mroce_conn *c, struct mroce_path *p, u64 rto,
 		     u64 now);
+void mroce_cc_conn_clamp(struct mroce_conn *c);
+
+/*
+ * mroce_cc_group.c: the connection window's state, shared or private.
+ * c->grp's fields are read and written between these two (a no-op for a
+ * private group), with c's serialisation held.
+ */
+static inline void mroce_cc_group_lock(const struct mroce_conn *c)
+{
+	if (c->grp->ops)
+		c->grp->ops->lock(c->grp->gctx);
+}
+
+static inline void mroce_cc_group_unlock(const struct mroce_conn *c)
+{
+	if (c->grp->ops)
+		c->grp->ops->unlock(c->grp->gctx);
+}
+
+void mroce_cc_group_private(struct mroce_conn *c);
+void mroce_cc_inflight_add(struct mroce_conn *c, u32 w);
+void mroce_cc_inflight_sub(struct mroce_conn *c, u32 w);
+void mroce_cc_group_release(struct mroce_conn *c, bool inflight);
+bool mroce_cc_group_room(struct mroce_conn *c, u32 wlen);
+void mroce_cc_group_info(const struct mroce_conn *c,
+			 struct mroce_conn_info *out);
+const char *mroce_cc_group_check(const struct mroce_conn *c);
 
 /* mroce_send.c: sender engine. */
 void mroce_send_ack_blks(struct mroce_conn *c, const struct mroce_pkt *pkt,

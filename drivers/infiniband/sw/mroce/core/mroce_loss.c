@@ -37,6 +37,14 @@ u64 mroce_loss_rto(const struct mroce_conn *c, const struct mroce_path *p)
 		rto = 3 * c->cc.srtt_ns + mroce_send_hold_ns(c);
 	else
 		rto = c->p.rto_init_ns;
+	/*
+	 * In a shared congestion group a member has a packet or two per
+	 * path in flight, and its paths' samples are sparse and stale while
+	 * the group's queue grows: no RTO below twice the group's smoothed
+	 * RTT, which every member's ACKs keep current (spec 9.4).
+	 */
+	if (rto < 2 * c->cc.grp_srtt_ns)
+		rto = 2 * c->cc.grp_srtt_ns;
 	if (rto < c->p.rto_min_ns)
 		rto = c->p.rto_min_ns;
 	/*
@@ -117,7 +125,7 @@ void mroce_psn_resolve(struct mroce_conn *c, struct mroce_path *p,
 
 	e->live = 0;
 	p->st.inflight -= w;
-	c->inflight -= min_t(u32, w, c->inflight);
+	mroce_cc_inflight_sub(c, w);
 }
 
 void mroce_path_advance_una(const struct mroce_conn *c,
@@ -190,7 +198,7 @@ void mroce_loss_requeue_path(struct mroce_conn *c, u32 i)
 			mroce_loss_queue_retx(c, ent);
 	}
 	p->snd_una = p->snd_nxt;
-	c->inflight -= min_t(u32, p->st.inflight, c->inflight);
+	mroce_cc_inflight_sub(c, p->st.inflight);
 	p->st.inflight = 0;
 }
 

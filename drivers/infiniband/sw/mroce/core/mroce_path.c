@@ -90,10 +90,12 @@ int mroce_path_pick(struct mroce_conn *c, u32 wlen)
 	u32 n = c->p.num_paths, k, i;
 	u64 best_fill = U64_MAX, fill;
 	int best = -1;
-	u32 in = mroce_cc_conn_inflight(c);
 
-	/* the connection window first; an idle connection may send one */
-	if (in && in + wlen > c->cc.cwnd)
+	/*
+	 * the connection (group) window first; an idle one may send one
+	 * packet; shared, the group's fairness rule (mroce_cc_group.c)
+	 */
+	if (!mroce_cc_group_room(c, wlen))
 		return -1;
 	for (i = 0; i < n; i++)
 		if (c->path[i].rto_retx && mroce_path_has_room(c, i, wlen))

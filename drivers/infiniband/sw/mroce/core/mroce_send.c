@@ -209,6 +209,8 @@ static void mroce_send_rnr(struct mroce_conn *c, struct mroce_path *p,
 	if (until > c->rnr_until_ns)
 		c->rnr_until_ns = until;
 	mroce_loss_queue_retx(c, ent);
+	/* waiting for the peer, not for the group window */
+	mroce_cc_group_release(c, false);
 }
 
 /* Is msn one of our messages not completed yet? */
@@ -317,8 +319,7 @@ static void mroce_send_peer_seg(struct mroce_conn *c, u16 peer)
 		seg = max_t(u32, c->p.mtu, min_t(u32, c->p.max_seg, peer));
 	c->tx_seg = seg;
 	/* the connection window's cap counts packets of this size */
-	if (c->cc.cwnd > mroce_cc_conn_max(c))
-		c->cc.cwnd = mroce_cc_conn_max(c);
+	mroce_cc_conn_clamp(c);
 }
 
 int mroce_send_ack(struct mroce_conn *c, const struct mroce_pkt *pkt, u64 now)
@@ -645,7 +646,7 @@ static void mroce_emit(struct mroce_conn *c, u32 i, struct mroce_dsn_ent *ent,
 	e->live = 1;
 	e->tlp = tlp;
 	p->st.inflight += mroce_wlen(ent->len);
-	c->inflight += mroce_wlen(ent->len);
+	mroce_cc_inflight_add(c, mroce_wlen(ent->len));
 	p->st.tx_pkts++;
 	p->st.tx_bytes += ent->len;
 	p->last_send_ns = now;
@@ -998,5 +999,12 @@ u64 mroce_send_next_timer(const struct mroce_conn *c)
 		t = min_t(u64, t, c->next_steer_ns);
 	if (c->retxq_len && c->rnr_until_ns > c->now_ns)
 		t = min_t(u64, t, c->rnr_until_ns);
+	/*
+	 * Waiting for room in a shared group window: a kick normally wakes
+	 * us (mroce_cc_group.c); try again after an srtt in case it is lost.
+	 */
+	if (c->grp_wait)
+		t = min_t(u64, t, c->now_ns + (c->cc.srtt_ns ? c->cc.srtt_ns :
+					       c->p.rto_min_ns));
 	return t;
 }
