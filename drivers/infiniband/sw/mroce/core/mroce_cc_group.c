@@ -113,14 +113,33 @@ static void mroce_grp_set_wait(struct mroce_cc_group *g, struct mroce_conn *c,
 	mroce_grp_busy_update(g, c);
 }
 
+/*
+ * A fresh controller starting at c's initial window: every field zero but
+ * the embedder's (ops, gctx) and the kicks counter, which outlive the
+ * members (debugfs).
+ */
+static void mroce_grp_start(struct mroce_cc_group *g,
+			    const struct mroce_conn *c)
+{
+	const struct mroce_cc_group_ops *ops = g->ops;
+	void *gctx = g->gctx;
+	u64 kicks = g->kicks;
+
+	memset(g, 0, sizeof(*g));
+	g->ops = ops;
+	g->gctx = gctx;
+	g->kicks = kicks;
+	g->cwnd = c->p.cwnd_init;
+	g->alpha_ppm = MROCE_PPM;	/* as DCTCP: the first mark halves */
+}
+
 /* A fresh window for c alone (at init, after leaving a shared group). */
 void mroce_cc_group_private(struct mroce_conn *c)
 {
 	struct mroce_cc_group *g = &c->grp_own;
 
 	memset(g, 0, sizeof(*g));
-	g->cwnd = c->p.cwnd_init;
-	g->alpha_ppm = MROCE_PPM;	/* as DCTCP: the first mark halves */
+	mroce_grp_start(g, c);
 	g->members = 1;
 	g->inflight = c->inflight;
 	g->busy = c->inflight ? 1 : 0;
@@ -145,25 +164,9 @@ int mroce_cc_group_join(struct mroce_conn *c, struct mroce_cc_group *g)
 	if (!g || !g->ops || c->grp != &c->grp_own || c->inflight)
 		return MROCE_E_STATE;
 	mroce_grp_lock(g);
-	if (!g->members) {
-		/* the first member's parameters start the window */
-		g->cwnd = c->p.cwnd_init;
-		g->alpha_ppm = MROCE_PPM;
-		g->srtt_ns = 0;
-		g->cut_ns = 0;
-		g->round_end_ns = 0;
-		g->deliver_ns = 0;
-		g->round_pkts = 0;
-		g->round_ce = 0;
-		g->round_lost = 0;
-		g->round_min_rtt = 0;
-		g->round_min_base = 0;
-		g->round_queued = false;
-		g->inflight = 0;
-		g->busy = 0;
-		g->waiting = 0;
-		g->turn = NULL;
-	}
+	/* the first member's parameters start the window */
+	if (!g->members)
+		mroce_grp_start(g, c);
 	c->grp_next = g->head;
 	g->head = c;
 	g->members++;
