@@ -721,6 +721,7 @@ free:
 static void mroce_rc_pump(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 {
 	struct mroce_tx tx;
+	bool kick;
 	int n;
 
 	for (n = 0; n < MROCE_TX_BURST; n++) {
@@ -733,12 +734,12 @@ static void mroce_rc_pump(struct mroce_qp *qp, u64 now, struct mroce_dp *dp)
 	 * the other QPs of the batch, anyone else kicks the timer.  A stopped
 	 * connection has no timers (mroce_conn_next_timer()).
 	 */
-	if (n == MROCE_TX_BURST && dp->batch) {
+	kick = n == MROCE_TX_BURST;
+	if (kick && dp->batch) {
 		mroce_rxbatch_add(qp);
-		n = 0;
+		kick = false;
 	}
-	mroce_rc_arm(qp, n == MROCE_TX_BURST ? now :
-		     mroce_conn_next_timer(qp->conn));
+	mroce_rc_arm(qp, kick ? now : mroce_conn_next_timer(qp->conn));
 }
 
 /* The end of every step: error flushes, new WQEs, transmit. */
