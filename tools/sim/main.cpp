@@ -598,7 +598,7 @@ struct A2aResult {
 	// every `step`: goodput, drops into hosts, the host pairs' mean
 	// connection window (the group's, or the first QP's) and in flight
 	struct Sample {
-		double t_us, gbps, cwnd_kib, inflight_kib;
+		double t_us, gbps, cwnd_kib, inflight_kib, srtt_us;
 		uint64_t drops_down, marks, waiting;
 	};
 	std::vector<Sample> tl;
@@ -626,7 +626,9 @@ A2aResult a2a_run(uint32_t n, uint32_t k, bool share, uint64_t pair_bytes, doubl
 	const Time step = 25 * kUs;
 	uint64_t last_bytes = 0;
 	auto sample = [&a, &last_bytes, k, step](World &w) {
-		A2aResult::Sample s{(double)w.now() / 1e3, 0, 0, 0, 0, 0, 0};
+		A2aResult::Sample s{(double)w.now() / 1e3, 0, 0, 0, 0, 0, 0, 0};
+		double srtt_sum = 0;
+		uint32_t srtt_n = 0;
 		uint64_t bytes = 0;
 		for (const Flow &fl : w.flows)
 			bytes += fl.bytes_placed;
@@ -644,6 +646,13 @@ A2aResult a2a_run(uint32_t n, uint32_t k, bool share, uint64_t pair_bytes, doubl
 			s.inflight_kib +=
 				(double)(ci.grp_members > 1 ? ci.grp_inflight : ci.inflight) / 1024;
 			pairs++;
+			std::vector<PathRow> rows;
+			w.eps[w.flows[f0].tx_ep]->paths(rows);
+			for (const PathRow &r : rows)
+				if (r.srtt_ns) {
+					srtt_sum += (double)r.srtt_ns / 1e3;
+					srtt_n++;
+				}
 			for (size_t q = f0; q < f0 + k; q++) {
 				mroce_conn_info qi;
 				w.eps[w.flows[q].tx_ep]->conn_info(qi);
@@ -654,6 +663,7 @@ A2aResult a2a_run(uint32_t n, uint32_t k, bool share, uint64_t pair_bytes, doubl
 			s.cwnd_kib /= pairs;
 			s.inflight_kib /= pairs;
 		}
+		s.srtt_us = srtt_n ? srtt_sum / srtt_n : 0;
 		a.tl.push_back(s);
 	};
 	auto setup = [&sample, step](World &w) {
@@ -684,7 +694,7 @@ int scen_cca2a(const Opts &o)
 	      "peak_rss_mib");
 	Csv tl(o.out + "/cca2a_timeline.csv",
 	       "nodes,order,qps,cc_share,t_us,goodput_gbps,pair_cwnd_kib,pair_inflight_kib,qps_waiting,"
-	       "drops_into_hosts,ce_marks");
+	       "drops_into_hosts,ce_marks,path_srtt_us");
 	uint32_t n = o.quick ? 16 : o.nodes;
 	uint64_t pair_bytes = o.bytes ? o.bytes : 256u << 10;
 	double loss = o.loss >= 0 ? o.loss : 0;
@@ -711,9 +721,10 @@ int scen_cca2a(const Opts &o)
 				(unsigned long long)a.fs.marks, a.rss_mib);
 			bad += !r.errors.empty() || !r.finished;
 			for (const auto &x : a.tl)
-				tl.row("%u,%s,%u,%d,%.0f,%.2f,%.2f,%.2f,%llu,%llu,%llu", n, ord, k.qps, k.share,
-				       x.t_us, x.gbps, x.cwnd_kib, x.inflight_kib, (unsigned long long)x.waiting,
-				       (unsigned long long)x.drops_down, (unsigned long long)x.marks);
+				tl.row("%u,%s,%u,%d,%.0f,%.2f,%.2f,%.2f,%llu,%llu,%llu,%.1f", n, ord, k.qps,
+				       k.share, x.t_us, x.gbps, x.cwnd_kib, x.inflight_kib,
+				       (unsigned long long)x.waiting, (unsigned long long)x.drops_down,
+				       (unsigned long long)x.marks, x.srtt_us);
 			c.row("%u,%s,%u,%d,%u,%.1f,%u,%.3f,%.1f,%.1f,%.1f,%.1f,%.5f,%llu,%llu,%llu,%llu,%.1f,%u,"
 			      "%d,%d,%.3f,%llu,%.2f,%.0f",
 			      n, ord, k.qps, k.share, g_window ? g_window : 1024, loss * 100, r.tot.flows,
