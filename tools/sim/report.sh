@@ -12,7 +12,7 @@
 #                            a command, runs in DIR first; status=1 when it
 #                            fails; says so when gnuplot is not installed
 #   table CSV [COLUMNS]      the CSV file (or those columns) as a markdown table
-#   regression LOG           the summary's "Regression" block from LOG
+#   regression LOG [TITLE]   the summary's "Regression" block (or TITLE's) from LOG
 #   revision                 the short commit of $top, or "unknown"
 
 build_target() {
@@ -66,7 +66,7 @@ table() {
 }
 
 regression() {
-	echo "## Regression"
+	echo "## ${2:-Regression}"
 	echo '```'
 	grep -E 'PASS|FAIL|failure' "$1" || true
 	echo '```'

@@ -36,6 +36,10 @@ scenario fct fct
 scenario ecn ecn
 scenario scale scale
 scenario ccgroup ccgroup
+scenario ccfair ccfair
+scenario cca2a cca2a --nodes 32
+scenario ccregress ccregress
+scenario window window
 
 # ------------------------------------------------------------ plots
 allreduce_plot() {	# loss_pct,mroce_ms,gbn_ms for the bar chart
@@ -107,7 +111,9 @@ EOF
 	echo "Deterministic: same binary + seed gives the same numbers (wall_s excepted)."
 	echo
 	regression "$out/logs/regress.log"
-	for f in loss plane_summary linkfail_summary allreduce fct ecn scale ccgroup; do
+	echo
+	regression "$out/logs/ccregress.log" "Congestion-group regression (ccregress)"
+	for f in loss plane_summary linkfail_summary allreduce fct ecn scale ccgroup ccfair cca2a cca2a_64 window; do
 		[ -f "$out/$f.csv" ] || continue
 		echo
 		echo "## $f"

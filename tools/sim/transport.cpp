@@ -41,7 +41,14 @@ static mroce_params ep_params(const EpInfo &i, const MroceCfg &cfg, uint64_t see
 	mroce_params p;
 	mroce_params_default(&p);
 	p.num_paths = cfg.num_paths;
+	if (cfg.max_msgs)
+		p.max_msgs = cfg.max_msgs;
 	mroce_params_set_mtu(&p, cfg.mtu);
+	/* the kernel's window parameter (mroce_rc_create()) */
+	if (cfg.snd_wnd && cfg.snd_wnd < p.max_inflight) {
+		p.snd_wnd = cfg.snd_wnd;
+		mroce_params_fit_paths(&p);
+	}
 	p.dqpn = i.peer;
 	p.seed = seed;
 	/*
@@ -55,7 +62,7 @@ static mroce_params ep_params(const EpInfo &i, const MroceCfg &cfg, uint64_t see
 
 MroceEp::MroceEp(const EpInfo &i, AppSink &s, const MroceCfg &cfg,
 		 uint64_t seed)
-	: Endpoint(i, s), cfg_(cfg), scratch_(MROCE_MAX_PAYLOAD)
+	: Endpoint(i, s), cfg_(cfg)
 {
 	const mroce_params p = ep_params(i, cfg, seed);
 	/* the size these parameters need: large runs hold 10^4..10^5 of them */
@@ -113,9 +120,12 @@ int MroceEp::place_cb(void *ctx, const mroce_place *pl)
 		e->sink_.protocol_error("placement va/msn/bounds mismatch");
 		return -MROCE_SYN_REM_ACCESS;
 	}
-	pattern_fill(e->scratch_.data(), e->info.flow, (uint32_t)msg, pl->offset,
-		     pl->len);
-	bool ok = !pl->len || memcmp(e->scratch_.data(), pl->data, pl->len) == 0;
+	/* one buffer for every endpoint: large runs hold 10^5 of them */
+	static thread_local std::vector<uint8_t> scratch(MROCE_MAX_PAYLOAD);
+	if (pl->len > scratch.size())
+		scratch.resize(pl->len);
+	pattern_fill(scratch.data(), e->info.flow, (uint32_t)msg, pl->offset, pl->len);
+	bool ok = !pl->len || memcmp(scratch.data(), pl->data, pl->len) == 0;
 	e->sink_.placed(e->info.flow, (uint32_t)msg, pl->offset, pl->len, ok);
 	return 0;
 }

@@ -77,6 +77,8 @@ public:
 	virtual bool failed() const = 0;
 	virtual EpStats stats() const = 0;
 	virtual void paths(std::vector<PathRow> &out) const { (void)out; }
+	// mroce_conn_get_info() of an mroce endpoint; false for others.
+	virtual bool conn_info(mroce_conn_info &out) const { (void)out; return false; }
 	virtual const char *check() const { return nullptr; }
 
 	EpInfo info;
@@ -89,6 +91,14 @@ struct MroceCfg {
 	uint32_t num_paths = 16;
 	uint32_t mtu = 4096;
 	bool check_invariants = false;	// mroce_conn_check() after each call
+	// Our DSN window as the kernel's `window` parameter sets it: 0 (or
+	// max_inflight, 1024) leaves the core's defaults; below that it is
+	// mroce_params.snd_wnd and the PSN windows are fitted to it
+	// (mroce_params_fit_paths()), as mroce_rc_create() does.
+	uint32_t snd_wnd = 0;
+	// Outstanding WRs per connection (mroce_params.max_msgs, the kernel's
+	// SQ depth): 0 for MROCE_MAX_MSGS.  Only memory: posts beyond it wait.
+	uint32_t max_msgs = 0;
 };
 
 class MroceEp final : public Endpoint {
@@ -102,6 +112,11 @@ public:
 	bool failed() const override;
 	EpStats stats() const override;
 	void paths(std::vector<PathRow> &out) const override;
+	bool conn_info(mroce_conn_info &out) const override
+	{
+		mroce_conn_get_info(conn_.get(), &out);
+		return true;
+	}
 	const char *check() const override { return mroce_conn_check(conn_.get()); }
 	// Share g's connection-level congestion controller (spec 9.4).
 	bool join(mroce_cc_group *g);
@@ -122,7 +137,6 @@ private:
 	mroce_conn_ops ops_{};
 	MroceCfg cfg_;
 	std::deque<std::pair<uint32_t, uint32_t>> pending_;	// (msg, len)
-	std::vector<uint8_t> scratch_;
 	uint64_t parse_err_ = 0;
 };
 

@@ -64,14 +64,17 @@ public:
 		if (i < specs_.size() && flow_[i] == flow)
 			more(w, i);
 	}
+	// Asked after every event: a flow that is done (failed, or all its
+	// bytes posted and completed) stays done, so the flows before
+	// open_ are not looked at again (10^4..10^5 flows in all-to-all).
 	bool done(const W &w) const override
 	{
-		for (size_t i = 0; i < specs_.size(); i++) {
-			const auto &f = w.flows[flow_[i]];
+		for (; open_ < specs_.size(); open_++) {
+			const auto &f = w.flows[flow_[open_]];
 			if (f.error)
 				continue;
-			if (!specs_[i].bytes || f.msgs_cmpl != f.msgs.size() ||
-			    posted_[i] < specs_[i].bytes)
+			if (!specs_[open_].bytes || f.msgs_cmpl != f.msgs.size() ||
+			    posted_[open_] < specs_[open_].bytes)
 				return false;
 		}
 		return true;
@@ -94,6 +97,7 @@ private:
 	std::vector<Spec> specs_;
 	std::vector<uint32_t> flow_;
 	std::vector<uint64_t> posted_;
+	mutable size_t open_ = 0;	// flows before it are done
 };
 
 // Ring all-reduce over n ranks: 2(n-1) steps of one chunk (reduce-scatter,

@@ -91,8 +91,9 @@ void World::pump(uint32_t host)
 {
 	auto &q = active_[host];
 	while (!q.empty() && fab.host_queued(host) < nic_budget_) {
-		uint32_t ep = q.front();
-		q.pop_front();
+		auto it = cfg.nic_lowest_first ? std::min_element(q.begin(), q.end()) : q.begin();
+		uint32_t ep = *it;
+		q.erase(it);
 		Endpoint &e = *eps[ep];
 		uint32_t id = fab.alloc();
 		Packet &p = fab.pkt(id);

@@ -31,6 +31,11 @@ struct WorldCfg {
 	uint64_t seed = 1;
 	Time bucket = 100 * kUs;	// goodput timeline resolution
 	uint32_t nic_pkts = 8;		// host pulls while < nic_pkts/uplink queued
+	// The NIC serves its active endpoints round robin; nic_lowest_first:
+	// always the lowest endpoint id that has something to send (a
+	// transmit loop that favours some QPs: fairness must then come from
+	// the transport's windows).
+	bool nic_lowest_first = false;
 	// mroce: the endpoints of a host whose peer is the same host share one
 	// congestion group (spec 9.4), as the kernel's cc_share does.
 	bool cc_share = false;
