@@ -370,3 +370,89 @@ TEST(CcGroup, InfoOfZeroedMemoryIsEmpty)
 	EXPECT_EQ(i.grp_members, 0u);
 	EXPECT_EQ(i.inflight, 0u);
 }
+
+/*
+ * Probes of down paths are paced per group: N members whose every path is
+ * down probe no faster than one connection (num_paths per probe_ns), a
+ * member held back is not failed for it, and once the peer answers every
+ * member's paths come back and its WR completes.
+ */
+TEST(CcGroup, ProbesArePacedPerGroup)
+{
+	mroce_params p = one_path_params(2);
+	p.retry_budget = 7;
+	constexpr int kN = 6;
+	TestGroup tg;
+	std::vector<std::unique_ptr<Pair>> prs;
+	for (int i = 0; i < kN; i++) {
+		prs.push_back(std::make_unique<Pair>(p));
+		ASSERT_EQ(mroce_cc_group_join(prs[i]->a.conn.get(), &tg.g), 0);
+	}
+	/* every member sends a WRITE that is lost, until its paths are down */
+	uint64_t t = 0;
+	for (auto &pr : prs) {
+		ASSERT_EQ(pr->a.post(write_wr(100), std::vector<uint8_t>(100, 1), 0), 0);
+		drain(pr->a, 0);
+	}
+	auto all_down = [&] {
+		for (auto &pr : prs)
+			for (uint32_t k = 0; k < p.num_paths; k++)
+				if (pstats(pr->a, k).state != MROCE_PATH_DOWN)
+					return false;
+		return true;
+	};
+	while (!all_down()) {
+		uint64_t n = UINT64_MAX;
+		for (auto &pr : prs)
+			n = std::min(n, mroce_conn_next_timer(pr->a.conn.get()));
+		ASSERT_NE(n, UINT64_MAX);
+		t = n;
+		for (auto &pr : prs) {
+			if (mroce_conn_next_timer(pr->a.conn.get()) <= t)
+				mroce_conn_timer(pr->a.conn.get(), t);
+			drain(pr->a, t);
+		}
+	}
+	/* 5 probe periods of silence: num_paths probes per period, not kN x */
+	uint64_t start = t;
+	std::vector<int> per_window(6);
+	int total = 0;
+	for (t = start; t < start + 5 * p.probe_ns; t += p.probe_ns / 10) {
+		for (int i = 0; i < kN; i++) {
+			Endpoint &e = prs[i]->a;
+			if (mroce_conn_next_timer(e.conn.get()) <= t)
+				mroce_conn_timer(e.conn.get(), t);
+			for (auto &w : drain(e, t)) {
+				if (!is_op(w, MROCE_OP_PROBE))
+					continue;
+				total++;
+				per_window[(t - start) / p.probe_ns]++;
+			}
+			ASSERT_EQ(e.conn->state, (uint32_t)MROCE_CONN_OK) << i;
+		}
+	}
+	for (int w = 0; w < 5; w++)
+		EXPECT_LE(per_window[w], 2 * (int)p.num_paths) << w;
+	EXPECT_LE(total, 6 * (int)p.num_paths);
+	EXPECT_GT(total, 0);
+	/* the peer answers again: every member recovers and completes */
+	for (int k = 0; k < 20000; k++) {
+		t += p.probe_ns / 10;
+		bool done = true;
+		for (auto &pr : prs) {
+			if (mroce_conn_next_timer(pr->a.conn.get()) <= t)
+				mroce_conn_timer(pr->a.conn.get(), t);
+			if (mroce_conn_next_timer(pr->b.conn.get()) <= t)
+				mroce_conn_timer(pr->b.conn.get(), t);
+			hop(pr->a, pr->b, t, 0);
+			hop(pr->b, pr->a, t, 0);
+			done = done && !pr->a.cqes.empty();
+		}
+		if (done)
+			break;
+	}
+	for (int i = 0; i < kN; i++) {
+		ASSERT_EQ(prs[i]->a.cqes.size(), 1u) << i;
+		EXPECT_EQ(prs[i]->a.cqes[0].status, (uint32_t)MROCE_ST_SUCCESS) << i;
+	}
+}

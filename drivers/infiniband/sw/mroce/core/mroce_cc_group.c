@@ -133,6 +133,34 @@ static void mroce_grp_start(struct mroce_cc_group *g,
 	g->alpha_ppm = MROCE_PPM;	/* as DCTCP: the first mark halves */
 }
 
+/*
+ * May c probe one of its down paths now?  A group probes no faster than
+ * one connection: at most num_paths probes per probe_ns over all of its
+ * members.  Otherwise N connections to one peer whose paths went down
+ * together (a queue that delayed every ACK past the RTOs) probe N times
+ * as fast, their probes and the ACKs answering them fill the queue that
+ * brought the paths down, and more paths go down: with 4,000 QPs between
+ * two hosts, tens of millions of packets dropped by the sender's qdisc.
+ * When refused, *next_ns is when the next window opens.
+ */
+bool mroce_cc_group_probe(struct mroce_conn *c, u64 now, u64 *next_ns)
+{
+	struct mroce_cc_group *g = c->grp;
+	bool ok;
+
+	mroce_grp_lock(g);
+	if (!g->probe_win_ns || now - g->probe_win_ns >= c->p.probe_ns) {
+		g->probe_win_ns = now ? now : 1;
+		g->probe_cnt = 0;
+	}
+	ok = g->probe_cnt < c->p.num_paths;
+	if (ok)
+		g->probe_cnt++;
+	*next_ns = g->probe_win_ns + c->p.probe_ns;
+	mroce_grp_unlock(g);
+	return ok;
+}
+
 /* A fresh window for c alone (at init, after leaving a shared group). */
 void mroce_cc_group_private(struct mroce_conn *c)
 {

@@ -818,6 +818,9 @@ struct mroce_cc_group {
 	struct mroce_conn *head;	/* member list (mroce_conn.grp_next) */
 	struct mroce_conn *turn;	/* waiting member next in line, or NULL */
 	u64 kicks;		/* kicks asked of the embedder */
+	/* probes of down paths: at most num_paths per probe_ns (9.4) */
+	u64 probe_win_ns;	/* start of the current probe window */
+	u32 probe_cnt;		/* probes sent in it, all members */
 };
 
 /*
@@ -871,6 +874,7 @@ struct mroce_conn {
 	bool rx_started;	/* a data packet was accepted */
 	u32 peer_heard;		/* ACKs that delivered or proved a packet, responses */
 	u32 down_round_heard;	/* peer_heard when the current round began */
+	bool probe_deferred;	/* the group held back a probe this round */
 	u64 next_steer_ns;
 	u32 sched_rr;
 	struct mroce_conn_cc cc;

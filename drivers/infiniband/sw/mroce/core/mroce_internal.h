@@ -190,6 +190,8 @@ int mroce_path_pick(struct mroce_conn *c, u32 wlen);
 bool mroce_path_has_room(const struct mroce_conn *c, u32 i, u32 wlen);
 void mroce_path_new_sport(struct mroce_conn *c, u32 i, u8 why);
 #define MROCE_RTT_SANE_NS	10000000000ULL	/* ignore samples > 10 s */
+/* an outage's rounds whose probes the group deferred are excused this long */
+#define MROCE_PROBE_DEFER_MAX_NS	60000000000ULL
 
 void mroce_path_down(struct mroce_conn *c, u32 i, u64 now);
 void mroce_path_up(struct mroce_conn *c, u32 i, u64 now);
@@ -251,6 +253,7 @@ void mroce_cc_inflight_add(struct mroce_conn *c, u32 w);
 void mroce_cc_inflight_sub(struct mroce_conn *c, u32 w);
 void mroce_cc_group_release(struct mroce_conn *c, bool inflight);
 bool mroce_cc_group_room(struct mroce_conn *c, u32 wlen);
+bool mroce_cc_group_probe(struct mroce_conn *c, u64 now, u64 *next_ns);
 void mroce_cc_group_info(const struct mroce_conn *c,
 			 struct mroce_conn_info *out);
 const char *mroce_cc_group_check(const struct mroce_conn *c);

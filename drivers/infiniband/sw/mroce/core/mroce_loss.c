@@ -405,10 +405,19 @@ bool mroce_loss_timer(struct mroce_conn *c, u64 now)
 	 * it.  It keeps probing, after retry_budget such rounds ever more
 	 * slowly (up to 2^MROCE_PROBE_SHIFT_MAX x probe_ns), and a WR posted
 	 * meanwhile gets the whole budget.
+	 *
+	 * Nor is a round in which the congestion group held back one of our
+	 * probes (mroce_cc_group_probe()): the other members had the probe
+	 * budget, ours did not leave.  For MROCE_PROBE_DEFER_MAX_NS of an
+	 * outage at most, so that a connection whose peer QP is gone still
+	 * ends in RETRY_EXC while its group goes on probing.
 	 */
 	if (c->all_down_since_ns && !mroce_paths_up(c) &&
 	    now >= c->down_round_due_ns) {
-		bool silent = c->peer_heard == c->down_round_heard;
+		bool deferred = c->probe_deferred &&
+			now - c->all_down_since_ns < MROCE_PROBE_DEFER_MAX_NS;
+		bool silent = c->peer_heard == c->down_round_heard &&
+			      !deferred;
 
 		if (silent && c->msn_una == c->msn_nxt) {
 			c->down_rounds = 0;
@@ -421,6 +430,7 @@ bool mroce_loss_timer(struct mroce_conn *c, u64 now)
 			return false;
 		}
 		c->down_round_heard = c->peer_heard;
+		c->probe_deferred = false;
 		c->down_round_due_ns = now + mroce_loss_down_round_ns(c);
 	}
 	return true;

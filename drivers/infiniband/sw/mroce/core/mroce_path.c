@@ -138,6 +138,7 @@ void mroce_path_down(struct mroce_conn *c, u32 i, u64 now)
 		c->idle_down_rounds = 0;
 		c->probe_shift = 0;
 		c->down_round_heard = c->peer_heard;
+		c->probe_deferred = false;
 		c->down_round_due_ns = now + mroce_loss_down_round_ns(c);
 	}
 }

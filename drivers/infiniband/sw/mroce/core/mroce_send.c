@@ -682,12 +682,25 @@ static bool mroce_ent_alive(struct mroce_conn *c, struct mroce_dsn_ent *ent)
 static int mroce_tx_probe(struct mroce_conn *c, u64 now, struct mroce_tx *tx)
 {
 	struct mroce_path *p;
+	u64 next;
 	u32 i;
 
 	for (i = 0; i < c->p.num_paths; i++) {
 		p = &c->path[i];
 		if (p->st.state != MROCE_PATH_DOWN || now < p->probe_due_ns)
 			continue;
+		if (!mroce_cc_group_probe(c, now, &next)) {
+			/*
+			 * The group's probe budget is spent: try again in the
+			 * next window, at a random point of it so that the
+			 * members take turns; the round does not count (8.5).
+			 */
+			p->probe_due_ns = next +
+				mroce_prng_below(&c->rng, (u32)min_t(u64,
+					c->p.probe_ns, U32_MAX));
+			c->probe_deferred = true;
+			continue;
+		}
 		if (p->probe_out)	/* fresh entropy */
 			mroce_path_new_sport(c, i, MROCE_EVR_PROBE);
 		else
