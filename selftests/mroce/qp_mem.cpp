@@ -14,19 +14,27 @@
 //   --recv-wr N    max_recv_wr (default 128)
 //   --sge N        max_send_sge and max_recv_sge (default 1)
 //   --settle MS    wait before each snapshot (default 500)
+//   --timing       also time each phase over all QPs (issue 18, QP
+//                  lifecycle rates): create, INIT, RTR, RTS, destroy
 //
 // One line of key=value pairs on stdout (bytes; per_qp_* are per QP):
 //   kernel = Slab + VmallocUsed + Percpu + the pages of large kmallocs not
 //   counted in Slab (none on 6.x) deltas, minus the user-mapped rings (they
 //   are vmalloc memory too).  Exit status 0, 1 on a failed verb, 2 on usage.
+// With --timing, a second line after the QPs are destroyed: the seconds
+// each phase took over all QPs and its rate (QPs per second): create_s,
+// init_s, rtr_s, rts_s, destroy_s, *_rate (create is ibv_create_qp alone,
+// INIT timed apart from it).
 //
 // Not a timed test: the numbers are what the kernel reports, whatever the
-// speed of the machine.
+// speed of the machine; the --timing rates are for benchmarks (compare
+// drivers within one run).
 
 #include "verbs_test.hpp"
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -117,6 +125,13 @@ long long d(const std::map<std::string, long long> &a,
 	return ib->second - ia->second;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double secs_since(Clock::time_point t0)
+{
+	return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 void must0(int rc, const char *what)
 {
 	if (rc)
@@ -128,8 +143,14 @@ void must0(int rc, const char *what)
 int main(int argc, char **argv)
 {
 	unsigned qps = 1000, send_wr = 128, recv_wr = 128, sge = 1, settle = 500;
+	bool timing = false;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i += 2) {
+		if (std::string(argv[i]) == "--timing") {
+			timing = true;
+			i--;
+			continue;
+		}
 		if (i + 1 >= argc)
 			return 2;
 		unsigned v = (unsigned)std::strtoul(argv[i + 1], nullptr, 0);
@@ -149,7 +170,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - i != 2 || !qps || qps % 2) {
 		std::fprintf(stderr, "usage: %s [--qps N] [--send-wr N] [--recv-wr N] "
-			     "[--sge N] [--settle MS] IBDEV GID_INDEX\n", argv[0]);
+			     "[--sge N] [--settle MS] [--timing] IBDEV GID_INDEX\n", argv[0]);
 		return 2;
 	}
 	const char *ibdev = argv[i];
@@ -173,23 +194,39 @@ int main(int argc, char **argv)
 	/* the device, PD and CQ are not the QPs': measure from here */
 	Snap a = snap(settle);
 	std::vector<ibv_qp *> qp(qps);
+	/* each phase over all QPs, timed apart (--timing) */
+	double create_s, init_s, rtr_s, rts_s;
+	auto t0 = Clock::now();
 	for (auto &q : qp) {
 		ibv_qp_init_attr ia = rc_qp_init_attr(cq, send_wr, recv_wr, sge);
 		q = ibv_create_qp(pd, &ia);
 		if (!q)
 			die("create_qp", errno);
+	}
+	create_s = secs_since(t0);
+	t0 = Clock::now();
+	for (auto *q : qp) {
 		ibv_qp_attr at = rc_init_attr(conn);
 		must0(ibv_modify_qp(q, &at, kRcInitMask), "modify_qp INIT");
 	}
+	init_s = secs_since(t0);
 	Snap b = snap(settle);
+	t0 = Clock::now();
 	for (unsigned k = 0; k < qps; k++) {
 		conn.rq_psn = k;
 		conn.sq_psn = k ^ 1;
 		ibv_qp_attr at = rc_rtr_attr(gid_index, gid, qp[k ^ 1]->qp_num, conn);
 		must0(ibv_modify_qp(qp[k], &at, kRcRtrMask), "modify_qp RTR");
-		at = rc_rts_attr(conn);
+	}
+	rtr_s = secs_since(t0);
+	t0 = Clock::now();
+	for (unsigned k = 0; k < qps; k++) {
+		conn.rq_psn = k;
+		conn.sq_psn = k ^ 1;
+		ibv_qp_attr at = rc_rts_attr(conn);
 		must0(ibv_modify_qp(qp[k], &at, kRcRtsMask), "modify_qp RTS");
 	}
+	rts_s = secs_since(t0);
 	Snap c = snap(settle);
 	ibv_qp_attr at{};
 	ibv_qp_init_attr got{};
@@ -223,8 +260,21 @@ int main(int argc, char **argv)
 	std::printf("%s\n", o.str().c_str());
 	std::fflush(stdout);
 
+	t0 = Clock::now();
 	for (auto *q : qp)
 		must0(ibv_destroy_qp(q), "destroy_qp");
+	double destroy_s = secs_since(t0);
+	if (timing) {
+		auto rate = [&](double s) { return s > 0 ? qps / s : 0.0; };
+		std::printf("timing dev=%s qps=%u create_s=%.6f init_s=%.6f rtr_s=%.6f "
+			    "rts_s=%.6f destroy_s=%.6f create_rate=%.1f init_rate=%.1f "
+			    "rtr_rate=%.1f rts_rate=%.1f connect_rate=%.1f "
+			    "destroy_rate=%.1f\n",
+			    ibdev, qps, create_s, init_s, rtr_s, rts_s, destroy_s,
+			    rate(create_s), rate(init_s), rate(rtr_s), rate(rts_s),
+			    rate(init_s + rtr_s + rts_s), rate(destroy_s));
+		std::fflush(stdout);
+	}
 	must0(ibv_destroy_cq(cq), "destroy_cq");
 	must0(ibv_dealloc_pd(pd), "dealloc_pd");
 	return 0;

@@ -15,12 +15,14 @@
 #define MROCE_H
 
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/hrtimer.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <net/net_namespace.h>
@@ -179,7 +181,8 @@ struct mroce_rc_counts {
  * What the device's destroyed RC QPs counted (mroce_hw_counters.c).
  * lock (a mutex, process context only) makes a reader's walk over qp_xa
  * plus gone one snapshot: destroy_qp moves a QP's counts into gone and
- * erases it from qp_xa under it.  Nesting: lock, then qp->lock.
+ * erases it from qp_xa under it, so it also keeps the QPs such a walk
+ * finds from being freed.  Nesting: lock, then qp->lock.
  */
 struct mroce_hwc {
 	struct mutex lock;
@@ -260,7 +263,9 @@ struct mroce_dev {
 	/*
 	 * Object tables.  Each xarray has its own internal spinlock (taken
 	 * with interrupts disabled, XA_FLAGS_LOCK_IRQ), so lookups may run
-	 * in any context; loads under RCU.
+	 * in any context; loads under RCU.  qp_xa is the exception: a QP
+	 * found by its number is only used with a reference taken under
+	 * the xarray's lock (mroce_qp_get(), "QP lifetime" in mroce_qp.c).
 	 */
 	struct xarray qp_xa;		/* qpn -> struct mroce_qp */
 	u32 qp_next;			/* xa_alloc_cyclic cursor, xa lock */
@@ -607,6 +612,14 @@ struct mroce_qp {
 	 *   RQ slot to read; rq_done: receive WRs completed (published).
 	 */
 	struct mroce_dev *mdev;
+	/*
+	 * Lookups by QPN (mroce_qp_get(), under mdev->qp_xa's lock) hold
+	 * ref; qp_xa holds one from the publication in create_qp to the
+	 * erase in destroy_qp, which then waits for unref, completed by
+	 * the last mroce_qp_put() ("QP lifetime" in mroce_qp.c).
+	 */
+	refcount_t ref;
+	struct completion unref;
 	struct mroce_conn *conn;	/* RC: the protocol core; its ctx is qp */
 	size_t conn_size;		/* RC: bytes at conn (mroce_conn_size()) */
 	u32 conn_paths;			/* RC: its paths, fixed at create_qp */
@@ -845,6 +858,10 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int mask, struct ib_qp_init_attr *init);
 int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
+struct mroce_qp *mroce_qp_get_next(struct mroce_dev *mdev,
+				   unsigned long *qpn);
+void mroce_qp_put(struct mroce_qp *qp);
 int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -260,11 +260,14 @@ static void mroce_cqe_to_wc(struct mroce_dev *mdev,
 		wc->network_hdr_type = cqe->network_hdr_type;
 		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 	}
-	/* A QP outlives the completions it generated on a kernel CQ. */
-	rcu_read_lock();
+	/*
+	 * A QP outlives the completions it generated on a kernel CQ (the ULP
+	 * polls them before it destroys the QP).  Only the address is taken
+	 * here, the QP is not touched: no reference ("QP lifetime",
+	 * mroce_qp.c).
+	 */
 	qp = xa_load(&mdev->qp_xa, cqe->qp_num);
 	wc->qp = qp ? &qp->ibqp : NULL;
-	rcu_read_unlock();
 }
 
 /*

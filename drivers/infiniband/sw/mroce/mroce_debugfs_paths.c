@@ -27,13 +27,13 @@
  * ecn_ppm is a moving average that steering resets; ecn_ce counts every
  * CE mark the peer echoed on the path since the connection started.
  *
- * QPs are walked under RCU (destroy_qp erases the QP from qp_xa and waits
- * for a grace period before the connection is freed); each path's stats
- * are copied with mroce_conn_path_stats() under the QP lock and printed
- * after it is dropped.
+ * QPs are walked one at a time with a reference (mroce_qp_get_next():
+ * destroy_qp waits for it before the connection is freed, "QP lifetime"
+ * in mroce_qp.c); each path's stats are copied with
+ * mroce_conn_path_stats() under the QP lock and printed after it is
+ * dropped.
  */
 #include <linux/debugfs.h>
-#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/xarray.h>
 
@@ -51,8 +51,7 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 	bool ok;
 
 	seq_puts(s, "qpn path sport state srtt_us minrtt_us cwnd inflight tx_pkts tx_bytes delivered lost retx rtos tlps steers downs ecn_ppm loss_ppm spurious reo_us ecn_ce\n");
-	rcu_read_lock();
-	xa_for_each(&mdev->qp_xa, qpn, qp) {
+	for (qpn = 0; (qp = mroce_qp_get_next(mdev, &qpn)); qpn++) {
 		spin_lock_irqsave(&qp->lock, flags);
 		n = 0;
 		if (qp->conn_live && qp->conn) {
@@ -79,8 +78,8 @@ static int mroce_paths_show(struct seq_file *s, void *unused)
 				   st.spurious, st.reo_wnd_ns / 1000,
 				   st.ecn_ce);
 		}
+		mroce_qp_put(qp);
 	}
-	rcu_read_unlock();
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(mroce_paths);
@@ -95,8 +94,7 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 	bool ok;
 
 	seq_puts(s, "qpn state status tx_data tx_acks tx_probes tx_retx rx_data rx_acks rx_dup rx_drop nak_tx nak_rx rnr_rounds completions msn_out resp_len rx_ack_invalid rx_resp_invalid cwnd inflight cc_cuts tx_ack_blks tx_seg ccg grp_inflight\n");
-	rcu_read_lock();
-	xa_for_each(&mdev->qp_xa, qpn, qp) {
+	for (qpn = 0; (qp = mroce_qp_get_next(mdev, &qpn)); qpn++) {
 		spin_lock_irqsave(&qp->lock, flags);
 		ok = qp->conn_live && qp->conn;
 		if (ok) {
@@ -104,6 +102,7 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 			ccg = mroce_ccg_id(qp);
 		}
 		spin_unlock_irqrestore(&qp->lock, flags);
+		mroce_qp_put(qp);
 		if (!ok)
 			continue;
 		seq_printf(s, "%lu %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %u %u %llu %llu %u %u %u\n",
@@ -118,7 +117,6 @@ static int mroce_conns_show(struct seq_file *s, void *unused)
 			   info.st.tx_ack_blks, info.tx_seg, ccg,
 			   info.grp_inflight);
 	}
-	rcu_read_unlock();
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(mroce_conns);

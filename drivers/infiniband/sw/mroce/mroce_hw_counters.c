@@ -27,8 +27,10 @@
  *
  * Context and locking: get_hw_stats is called by ib_core in process
  * context (sysfs or netlink, under the rdma_hw_stats mutex); it takes
- * mdev->hwc.lock, then walks qp_xa under RCU taking each QP's lock with
- * interrupts disabled, as the debugfs files do.  Nesting is always
+ * mdev->hwc.lock, then walks qp_xa taking each QP's lock with interrupts
+ * disabled.  The QPs it finds need no reference (mroce_qp_get()):
+ * destroy_qp erases a QP under hwc.lock before it lets go of it, so a QP
+ * in qp_xa while hwc.lock is held is not being freed.  Nesting is always
  * hwc.lock, then qp->lock; nothing takes hwc.lock under qp->lock.
  *
  * Per-QP counters ("rdma statistic qp", ib_core's counter binding): an
@@ -55,7 +57,6 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
-#include <linux/rcupdate.h>
 #include <linux/stddef.h>
 #include <linux/xarray.h>
 
@@ -318,7 +319,7 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 
 	mutex_lock(&mdev->hwc.lock);
 	sum = mdev->hwc.gone;
-	rcu_read_lock();
+	/* hwc.lock keeps the QPs found alive (see the top of this file) */
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		if (!mroce_qp_is_rc(qp))
 			continue;
@@ -334,7 +335,6 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 			mroce_rc_counts_add(&sum, &qp->hwc_base);
 		}
 	}
-	rcu_read_unlock();
 	mutex_unlock(&mdev->hwc.lock);
 
 	for (i = 0; i < MROCE_RC_NUM; i++)
@@ -454,7 +454,7 @@ int mroce_counter_update_stats(struct rdma_counter *counter)
 	ctr = mroce_hwc_ctr_find(mdev, counter);
 	if (ctr)
 		sum = ctr->left;
-	rcu_read_lock();
+	/* hwc.lock keeps the QPs found alive (see the top of this file) */
 	xa_for_each(&mdev->qp_xa, qpn, qp) {
 		if (qp->ibqp.counter != counter)
 			continue;
@@ -462,7 +462,6 @@ int mroce_counter_update_stats(struct rdma_counter *counter)
 		mroce_rc_counts_sub(&t, &qp->hwc_base);
 		mroce_rc_counts_add(&sum, &t);
 	}
-	rcu_read_unlock();
 	mutex_unlock(&mdev->hwc.lock);
 	for (i = 0; i < MROCE_RC_NUM; i++)
 		counter->stats->value[i] = sum.v[i];

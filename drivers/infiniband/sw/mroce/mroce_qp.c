@@ -140,6 +140,71 @@ static enum hrtimer_restart mroce_qp_timer(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * QP lifetime.  ib_core allocates struct mroce_qp and frees it with kfree()
+ * as soon as destroy_qp returns; the QP is the verbs caller's, and only the
+ * contexts that find it by its number (the receive path, for a QPN from
+ * the wire; debugfs) need more than that:
+ *   - qp_xa holds a reference (qp->ref) from the publication at the end of
+ *     create_qp to the erase in destroy_qp (mroce_hwc_qp_erase());
+ *   - a lookup takes its reference under the xarray's lock, so it either
+ *     finds the QP before the erase, with a reference destroy_qp waits for,
+ *     or does not find it.  (Under RCU alone it could find the QP, then
+ *     touch freed memory: ib_core does not free it after a grace period.)
+ *     While qp_xa holds its reference the count is not zero, so a lookup
+ *     never revives a QP;
+ *   - destroy_qp, once the QP is erased, drops qp_xa's reference and waits
+ *     for the last mroce_qp_put() (qp->unref); only then does it stop the
+ *     connection, wait for the receive batch (mroce_rxbatch.c,
+ *     qp->batch_refs) and cancel the timer, which nothing else can then
+ *     restart.
+ * A reference is held for one bounded step (one datagram's processing in
+ * softirq, one QP's debugfs lines), never across a sleep that the network
+ * could prolong: no packet, forged or not, keeps a QP alive.  Readers that find
+ * QPs under mdev->hwc.lock need none: destroy_qp erases under that lock.
+ * The datapath's own RCU read sections (MR, MW, AH, SRQ lookups) are
+ * unrelated to the QP's lifetime.
+ */
+
+/* A QP of mdev by number, with a reference (any context); NULL if none. */
+struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn)
+{
+	struct mroce_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&mdev->qp_xa, flags);
+	qp = xa_load(&mdev->qp_xa, qpn);
+	if (qp)
+		refcount_inc(&qp->ref);	/* qp_xa's keeps it above zero */
+	xa_unlock_irqrestore(&mdev->qp_xa, flags);
+	return qp;
+}
+
+/*
+ * The QP of mdev with the lowest number >= *qpn, with a reference, its
+ * number in *qpn (any context, for walks: debugfs); NULL after the last.
+ */
+struct mroce_qp *mroce_qp_get_next(struct mroce_dev *mdev, unsigned long *qpn)
+{
+	struct mroce_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&mdev->qp_xa, flags);
+	qp = xa_find(&mdev->qp_xa, qpn, ULONG_MAX, XA_PRESENT);
+	if (qp)
+		refcount_inc(&qp->ref);
+	xa_unlock_irqrestore(&mdev->qp_xa, flags);
+	return qp;
+}
+
+/* Drop a reference of mroce_qp_get() or mroce_qp_get_next() (any context). */
+void mroce_qp_put(struct mroce_qp *qp)
+{
+	/* destroy_qp may free qp as soon as complete() returns */
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->unref);
+}
+
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -273,6 +338,9 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_rc;
 	}
 	mroce_obj_inc(mdev, MROCE_OBJ_QP, qp->user);
+	/* qp_xa's reference, dropped by destroy_qp ("QP lifetime" above) */
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->unref);
 	/* Publish (release: readers see the QP initialised). */
 	xa_store_irq(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
 	trace_mroce_qp_create(qp);
@@ -298,8 +366,8 @@ err_sq:
 }
 
 /*
- * ib_core frees the QP memory right after this returns: once the datapath
- * looks QPs up, it must wait here for its readers (QP refcount).
+ * ib_core frees the QP memory (kfree) right after this returns: every
+ * reader must be done with it by then ("QP lifetime" above).
  */
 int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
@@ -314,8 +382,12 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mroce_rx_qp_gone(mdev, qp);
 	/* Erases the QP from qp_xa; its counters go to the device's. */
 	mroce_hwc_qp_erase(mdev, qp);
-	/* The receive path and CQ polling resolve QPNs under RCU. */
-	synchronize_rcu();
+	/*
+	 * No lookup finds the QP any more: drop qp_xa's reference and wait
+	 * for the receive steps and debugfs readers that still hold one.
+	 */
+	mroce_qp_put(qp);
+	wait_for_completion(&qp->unref);
 	/* Nothing re-arms the timer of a QP whose connection is not live. */
 	spin_lock_irqsave(&qp->lock, flags);
 	qp->conn_live = false;

@@ -12,6 +12,8 @@
  * A datagram for a QP destroyed moments ago (a retransmission or ACK the
  * peer sent before it learned) is counted apart from one for no QP at all
  * (rx_stale_qp, rx_no_qp; struct mroce_gone_qps).
+ * The QP is held by a reference from its lookup to the end of the step
+ * (mroce_qp_get(), "QP lifetime" in mroce_qp.c), not by RCU.
  * Placement and completions happen right here (mroce_rc_rx()), with no
  * hop to a workqueue; the step after it (ACKs, the sender's pump) runs
  * once per softirq batch (mroce_rxbatch.c).
@@ -206,7 +208,8 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		goto drop;
 	}
 
-	qp = xa_load(&mdev->qp_xa, pkt.dqpn);
+	/* a reference until the step is finished ("QP lifetime", mroce_qp.c) */
+	qp = mroce_qp_get(mdev, pkt.dqpn);
 	if (!qp) {
 		if (mroce_rx_stale(mdev, pkt.dqpn, skb)) {
 			atomic64_inc(&mdev->stats.rx_stale_qp);
@@ -218,7 +221,7 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	if (mroce_op_is_ud(pkt.opcode)) {
 		if (qp->ibqp.qp_type != IB_QPT_UD &&
 		    qp->ibqp.qp_type != IB_QPT_GSI)
-			goto no_qp;
+			goto put_no_qp;
 		spin_lock_irqsave(&qp->lock, flags);
 		mroce_ud_rx(qp, &pkt, skb, &dp);
 		spin_unlock_irqrestore(&qp->lock, flags);
@@ -227,17 +230,18 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	if (mroce_op_is_uc(pkt.opcode)) {
 		if (qp->ibqp.qp_type != IB_QPT_UC ||
 		    !mroce_rx_from_peer(qp, skb))
-			goto no_qp;
+			goto put_no_qp;
 		spin_lock_irqsave(&qp->lock, flags);
 		mroce_uc_recv(qp, &pkt, &dp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		goto done;
 	}
 	if (!mroce_qp_is_rc(qp) || !mroce_rx_from_peer(qp, skb))
-		goto no_qp;
+		goto put_no_qp;
 	spin_lock_irqsave(&qp->lock, flags);
 	if (!qp->conn_live || qp->state < IB_QPS_RTR) {
 		spin_unlock_irqrestore(&qp->lock, flags);
+		mroce_qp_put(qp);
 		atomic64_inc(&mdev->stats.rx_qp_state);
 		goto drop;
 	}
@@ -245,10 +249,13 @@ int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	spin_unlock_irqrestore(&qp->lock, flags);
 done:
 	mroce_dp_finish(qp, &dp);
+	mroce_qp_put(qp);
 	atomic64_inc(&mdev->stats.rx_packets);
 	consume_skb(skb);
 	return 0;
 
+put_no_qp:
+	mroce_qp_put(qp);
 no_qp:
 	atomic64_inc(&mdev->stats.rx_no_qp);
 drop:
