@@ -17,8 +17,8 @@
  * kept for the member whose turn it is (others may use only what is
  * beyond it), that member may send past its share (so the window fills
  * when shares are below a packet, or do not divide it), and the turn
- * passes on, round robin over the member list, when it sent or stopped
- * waiting.  Work-conserving: alone, a member may fill the whole window.  The member whose turn
+ * passes on, to the member that has waited longest (a FIFO), when it
+ * sent or stopped waiting.  Work-conserving: alone, a member may fill the whole window.  The member whose turn
  * it is gets kicked (ops->kick: the embedder runs its transmit soon) when
  * bytes leave the window (an ACK, a loss, a member failing or leaving) and
  * when the turn reaches it, so a member with nothing in flight, which no
@@ -77,39 +77,53 @@ static void mroce_grp_kick(struct mroce_cc_group *g, struct mroce_conn *c)
 	g->ops->kick(t->ctx);
 }
 
-/* The next waiting member after c in the list (round robin), or NULL. */
-static struct mroce_conn *mroce_grp_next_waiting(struct mroce_cc_group *g,
-						 struct mroce_conn *c)
+/*
+ * The waiting members form a FIFO, g->turn (its head, whose turn it is)
+ * to g->wait_tail, linked by grp_wnext: a member refused joins at the
+ * tail, one that stops waiting leaves it, and when the head leaves the
+ * turn passes to the next in line.  Each step is O(1): a scan of the
+ * member list for the next waiting member, as before, cost O(members)
+ * whenever the turn passed, and with thousands of QPs to one peer that
+ * scan ran for every packet a waiting member sent.
+ */
+static void mroce_grp_wait_unlink(struct mroce_cc_group *g,
+				  struct mroce_conn *c)
 {
-	struct mroce_conn *m = c;
-
-	if (!g->head)
-		return NULL;
-	do {
-		m = m->grp_next ? m->grp_next : g->head;
-		if (m->grp_wait)
-			return m;
-	} while (m != c);
-	return NULL;
+	if (c->grp_wprev)
+		c->grp_wprev->grp_wnext = c->grp_wnext;
+	else
+		g->turn = c->grp_wnext;
+	if (c->grp_wnext)
+		c->grp_wnext->grp_wprev = c->grp_wprev;
+	else
+		g->wait_tail = c->grp_wprev;
+	c->grp_wnext = NULL;
+	c->grp_wprev = NULL;
 }
 
 static void mroce_grp_set_wait(struct mroce_cc_group *g, struct mroce_conn *c,
 			       bool wait)
 {
+	bool was_turn = g->turn == c;
+
 	if (c->grp_wait != wait) {
 		c->grp_wait = wait;
-		if (wait)
+		if (wait) {
 			g->waiting++;
-		else
+			c->grp_wnext = NULL;
+			c->grp_wprev = g->wait_tail;
+			if (g->wait_tail)
+				g->wait_tail->grp_wnext = c;
+			else
+				g->turn = c;
+			g->wait_tail = c;
+		} else {
 			g->waiting--;
+			mroce_grp_wait_unlink(g, c);
+		}
 	}
-	if (wait && !g->turn)
-		g->turn = c;
-	if (!wait && g->turn == c) {
-		/* c is still on the list here (leave unlinks it after) */
-		g->turn = mroce_grp_next_waiting(g, c);
+	if (!wait && was_turn)
 		mroce_grp_kick(g, c);
-	}
 	mroce_grp_busy_update(g, c);
 }
 
@@ -200,6 +214,8 @@ int mroce_cc_group_join(struct mroce_conn *c, struct mroce_cc_group *g)
 	g->members++;
 	c->grp = g;
 	c->grp_wait = false;
+	c->grp_wnext = NULL;
+	c->grp_wprev = NULL;
 	c->grp_kicked = false;
 	c->grp_busy = false;
 	mroce_grp_unlock(g);

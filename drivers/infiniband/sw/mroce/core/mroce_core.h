@@ -817,6 +817,7 @@ struct mroce_cc_group {
 	u32 waiting;		/* members refused by the group window */
 	struct mroce_conn *head;	/* member list (mroce_conn.grp_next) */
 	struct mroce_conn *turn;	/* waiting member next in line, or NULL */
+	struct mroce_conn *wait_tail;	/* waiting FIFO: turn ... wait_tail */
 	u64 kicks;		/* kicks asked of the embedder */
 	/* probes of down paths: at most num_paths per probe_ns (9.4) */
 	u64 probe_win_ns;	/* start of the current probe window */
@@ -886,6 +887,8 @@ struct mroce_conn {
 	struct mroce_cc_group *grp;
 	struct mroce_cc_group grp_own;
 	struct mroce_conn *grp_next;	/* next member */
+	struct mroce_conn *grp_wnext;	/* next in the waiting FIFO */
+	struct mroce_conn *grp_wprev;	/* previous in the waiting FIFO */
 	bool grp_wait;		/* refused by the group window, has data */
 	bool grp_kicked;	/* kicked since it last tried */
 	bool grp_busy;		/* counted in grp->busy */
