@@ -49,4 +49,7 @@ check "writing netdev_seg=0 at run time" bash -c "echo 0 > $pdir/netdev_seg && g
 check "rx_batch is 1 by default" grep -qx 1 $pdir/rx_batch
 check_fails "writing rx_batch=2 at run time is refused" bash -c "echo 2 > $pdir/rx_batch"
 check "writing rx_batch=0 at run time" bash -c "echo 0 > $pdir/rx_batch && grep -qx 0 $pdir/rx_batch"
+check "cc_share is 0 by default" grep -qx 0 $pdir/cc_share
+check_fails "writing cc_share=2 at run time is refused" bash -c "echo 2 > $pdir/cc_share"
+check "writing cc_share=1 at run time" bash -c "echo 1 > $pdir/cc_share && grep -qx 1 $pdir/cc_share"
 check "rmmod after the tunables" mroce_unload
