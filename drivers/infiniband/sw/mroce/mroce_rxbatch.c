@@ -22,9 +22,12 @@
  * at most once at a time: MROCE_QPB_QUEUED, set when queued, cleared
  * under qp->lock just before its step, so a packet received while the
  * step runs (another CPU) queues the QP again.  qp->batch_refs counts
- * queued entries not yet finished with; destroy and RESET wait for zero
+ * queued entries not yet finished with; destroy_qp waits for zero
  * (mroce_rxbatch_wait()) after clearing conn_live under qp->lock, after
- * which nothing queues the QP.
+ * which nothing queues the QP.  RESET does not wait: a step queued before
+ * it does nothing unless the connection is live again (RESET, INIT, RTR
+ * before the tasklet ran), and stepping a live connection is always
+ * allowed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
