@@ -534,6 +534,12 @@ bool partial_ok(const uint8_t *p, uint64_t id, size_t n)
 void test_traffic(ASide &a, BSide &b)
 {
 	constexpr size_t kTChunk = 8192, kTWrites = 256, kTBuf = kTChunk * kTWrites;
+	// The WRITEs are spread over at least this many reregs: write i is
+	// posted only after i * kTReregs / kTWrites of them started, so the
+	// interleaving does not depend on how fast either side runs, and the
+	// WRITEs of a step run while its rereg does (some with the key it is
+	// killing).
+	constexpr size_t kTReregs = 16;
 	Buf src{kTBuf}, t1{kTBuf}, t2{kTBuf};
 	if (!src.p || !t1.p || !t2.p)
 		return (void)ktap.result(false, "traffic: buffers", errstr(errno));
@@ -554,12 +560,13 @@ void test_traffic(ASide &a, BSide &b)
 		fill_pattern(src.p + i * kTChunk, 1000 + i, kTChunk);
 
 	std::atomic<bool> stop{false};
-	std::atomic<size_t> rereg_n{0}, rereg_err{0};
+	std::atomic<size_t> rereg_n{0}, rereg_err{0}, rereg_started{0};
 	std::atomic<int64_t> rereg_us{0};
 	std::thread rereger([&] {
 		const Buf *at = &t1;	// only this thread changes b.mr
 		while (!stop) {
 			const auto t0 = Clock::now();
+			++rereg_started;
 			const bool move = rereg_n % 2 == 0;
 			const Buf *to = move ? (at == &t1 ? &t2 : &t1) : at;
 			int r = ibv_rereg_mr(b.mr.get(),
@@ -605,7 +612,8 @@ void test_traffic(ASide &a, BSide &b)
 			}
 			broken = false;
 		}
-		while (!broken && outstanding < depth && next < kTWrites) {
+		while (!broken && outstanding < depth && next < kTWrites &&
+		       next * kTReregs <= rereg_started * kTWrites) {
 			uint32_t k;
 			uint64_t raddr;
 			{
@@ -698,7 +706,8 @@ void test_traffic(ASide &a, BSide &b)
 	ktap.result(error.empty() && done == kTWrites,
 		    "traffic: every WRITE posted and completed once",
 		    error.empty() ? std::to_string(done) + " completed" : error);
-	ktap.result(rereg_err == 0 && rereg_n > 10, "traffic: more than 10 reregs, none failed",
+	ktap.result(rereg_err == 0 && rereg_n >= kTReregs,
+		    "traffic: at least " + std::to_string(kTReregs) + " reregs, none failed",
 		    std::to_string(rereg_n) + " done, " + std::to_string(rereg_err) + " failed");
 	ktap.result(other == 0, "traffic: every completion SUCCESS, REM_ACCESS_ERR or FLUSH",
 		    std::to_string(other) + " others");
