@@ -14,7 +14,9 @@
 #   bench/bench.sh [--quick] [--out DIR]
 # --quick: 1 repetition, 64 KiB only, 1 QP, losses 0 1 10 (a smoke test).
 # Environment: BENCH_CONF="VAR=value ..." overrides guest_a.sh settings;
-# BENCH_FABRIC=0 skips the plane-failure timeline (bench/fabric_timeline.sh).
+# BENCH_FABRIC=0 skips the plane-failure timeline (bench/fabric_timeline.sh);
+# BENCH_LINK=tcp|tcp-nodelay|unix is the bandwidth session's link (tb pair
+# --link; tcp).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 res=$top/bench/results
@@ -46,7 +48,8 @@ accel=$("$top/tools/testbed/tb" accel)
 echo "bench: accel=$accel raw=$raw"
 t0=$SECONDS
 rc=0
-"$top/tools/testbed/tb" pair --quiet --timeout "${BENCH_TIMEOUT:-2700}" --out "$raw" \
+"$top/tools/testbed/tb" pair --quiet --link "${BENCH_LINK:-tcp}" \
+	--timeout "${BENCH_TIMEOUT:-2700}" --out "$raw" \
 	"$top/bench/guest_a.sh" "$top/bench/guest_b.sh" || rc=$?
 "$top/tools/testbed/tb" pair --quiet --link unix --timeout 600 --out "$lat" \
 	"$top/bench/guest_a.sh" "$top/bench/guest_b.sh" || rc=$?

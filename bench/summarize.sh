@@ -62,7 +62,7 @@ END {
 	echo "# mroce vs rxe bench ($(date -u +%F\ %H:%M) UTC)"
 	echo
 	echo "- accelerator: **$accel** (QEMU; under TCG absolute numbers are 20-50x below native: compare ratios)"
-	echo "- two guests, 1 vCPU each, joined by a QEMU link (eth0, MTU 1500): bandwidth and loss rows over its TCP socket, latency rows over a Unix stream (the TCP link adds about 22 ms to each exchange, tools/testbed/README.md); mroce (UDP 4792, $(awk -F, 'NR > 1 && $1 == "mroce" {n++} END {print n + 0}' raw.csv) runs) and rxe (4791) side by side"
+	echo "- two guests, 1 vCPU each, joined by a QEMU link (eth0, MTU 1500): bandwidth and loss rows over its TCP socket (${BENCH_LINK:-tcp}), latency rows over a Unix stream (the TCP link adds about 22 ms to each exchange, tools/testbed/README.md); mroce (UDP 4792, $(awk -F, 'NR > 1 && $1 == "mroce" {n++} END {print n + 0}' raw.csv) runs) and rxe (4791) side by side"
 	echo "- each point: $(awk -F, 'NR > 1 {print $6}' raw.csv | sort -n | tail -1) repetitions, median [min-max]; perftest bandwidth tests -D 3 s (DUR), latency -n 200, --report_gbits, -F"
 	echo "- loss: netem on the client (sender) guest's eth0 egress; ib_read_bw's data flows the other way"
 	echo "- CPU s/GB: busy jiffies of both guests (/proc/stat) during the run / GB moved; for the *_ev rows (event-driven clients, perftest -e, which sleep instead of polling) kernel jiffies only (system, irq, softirq): the drivers' own cost per GB"
