@@ -124,14 +124,14 @@ SNAP="{ [ -e $MROCE_DEBUGFS ] || mount -t debugfs debugfs /sys/kernel/debug; cat
 xfer() {
 	local name=$1 rc_s rc_c
 	shift
-	# The sender's paths file every 0.3 s while the transfer runs (path
-	# state is reset by steering: the timeline shows what the final
-	# snapshot may no longer hold).
+	# The sender's paths file every XFER_SAMPLE_S (0.3) s while the
+	# transfer runs (path state is reset by steering: the timeline shows
+	# what the final snapshot may no longer hold).
 	(
 		while :; do
 			echo "t $EPOCHREALTIME"
 			cat "$MROCE_DEBUGFS/mr_h1/paths"
-			sleep 0.3
+			sleep "${XFER_SAMPLE_S:-0.3}"
 		done
 	) >"$log/$name.timeline" 2>/dev/null &
 	local sampler=$!
@@ -332,7 +332,10 @@ sc_delay() {
 	# slow but usable.
 	tc -n r1 qdisc add dev p1 root netem delay 20ms
 	tc -n r2 qdisc add dev p1 root netem delay 20ms
-	if xfer delay; then
+	# 8 times the usual transfer, sampled every 0.1 s: the check below
+	# needs a sample taken while a path sits on p1, and a 4 MiB transfer
+	# now lasts about 0.2 s (one sample of 0.3 s, or none, in a CI run).
+	if NMSG=$((NMSG * 8)) XFER_SAMPLE_S=0.1 xfer delay; then
 		tb_ok "fabric: delay asymmetry (one link +40 ms RTT): transfer complete, data intact"
 	else
 		tb_not_ok "fabric: delay asymmetry (one link +40 ms RTT): transfer complete, data intact"
