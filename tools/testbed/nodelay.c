@@ -36,16 +36,7 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (!real)
 		real = (int (*)(int, const struct sockaddr *, socklen_t))
 			dlsym(RTLD_NEXT, "connect");
-	if (addr && (addr->sa_family == AF_INET ||
-		     addr->sa_family == AF_INET6)) {
-		int one = 1, type = 0;
-		socklen_t tl = sizeof(type);
-
-		if (!getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) &&
-		    type == SOCK_STREAM)
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
-				   sizeof(one));
-	}
+	tb_nodelay(fd);		/* an unbound socket names its family too */
 	return real(fd, addr, len);
 }
 
